@@ -1,0 +1,10 @@
+//! Environment variables wavesh reads, in one place, each with what it does.
+
+/// Path of the shell to run commands under: must be an executable bash or zsh
+/// (SHELL-2). An unusable value is an error, never skipped.
+pub const WAVE_SHELL: &str = "WAVE_SHELL";
+
+/// Variables removed from every command's environment. A non-interactive bash sources
+/// the file named by `BASH_ENV` (and a POSIX-mode one `ENV`) before the command, which
+/// would bring the user's rc files back in (EXEC-2).
+pub const STRIPPED_FROM_COMMANDS: &[&str] = &["BASH_ENV", "ENV"];

@@ -1,0 +1,381 @@
+//! Running one command: the foreground deadline, the move to the background, abort and
+//! timeout kill (EXEC, BG-1..3).
+
+use std::ffi::OsString;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::job::{ExitRecord, Job, JobSpec, Phase, StopCause};
+use crate::kill::Signaller;
+use crate::output::OutputFile;
+use crate::private_dir::{PrivateDir, PrivateDirError, random_name};
+use crate::shell::Shell;
+use crate::spawn::{ExitStatus, SpawnSpec, Spawner, prelude};
+use crate::tasks::TaskManager;
+
+/// Progress events start this long after the command (EXEC-5)...
+pub const PROGRESS_START: Duration = Duration::from_secs(2);
+/// ...and then come this often.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// What to do when a foreground command reaches its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// Move it to the background (BG-3).
+    MoveToBackground,
+    /// End the whole tree (EXEC-4 for `sleep …`, and idle-turn mode, EXEC-7).
+    Kill,
+}
+
+/// How to run a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Wait for it, up to `timeout`.
+    Foreground {
+        /// The foreground deadline; zero means immediately.
+        timeout: Duration,
+        /// What happens at the deadline.
+        on_timeout: OnTimeout,
+    },
+    /// Start it as a background task and return at once, with no timeout at all (BG-1).
+    Background,
+}
+
+/// One command to run.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The command text, run by the shell as written.
+    pub command: String,
+    /// The directory it starts in.
+    pub cwd: PathBuf,
+    /// Foreground or background.
+    pub mode: Mode,
+}
+
+/// A progress event for the host (never for the model, EXEC-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Time since the command started.
+    pub elapsed: Duration,
+    /// Bytes written to the output so far.
+    pub output_bytes: u64,
+}
+
+/// Receives progress events.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// What the caller can do to a running call.
+#[derive(Clone, Default)]
+pub struct Controls {
+    /// Cancelling it aborts the command: the whole tree is ended (EXEC-6). Once a command
+    /// has moved to the background it no longer listens to this (BG-3).
+    pub abort: CancellationToken,
+    /// Where progress events go, if anywhere.
+    pub progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for Controls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controls")
+            .field("abort", &self.abort.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// How a foreground command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited by itself.
+    Exited,
+    /// It reached its deadline and was killed (whole tree).
+    KilledAtTimeout,
+    /// The host aborted it (whole tree).
+    Aborted,
+}
+
+/// A command that finished in the foreground.
+#[derive(Debug)]
+pub struct Finished {
+    /// The shell's exit status.
+    pub status: ExitStatus,
+    /// Why it ended.
+    pub ending: Ending,
+    /// Its output; removed when dropped unless kept.
+    pub output: OutputFile,
+    /// The directory the shell ended in, when it exited 0 and could be read (CWD-1).
+    pub cwd_after: Option<PathBuf>,
+    /// How long it ran.
+    pub duration: Duration,
+}
+
+/// Why a command runs in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundReason {
+    /// `run_in_background` was set.
+    Requested,
+    /// Its foreground deadline passed (BG-3).
+    Timeout,
+}
+
+/// A command now running as a background task.
+#[derive(Debug, Clone)]
+pub struct Backgrounded {
+    /// The task.
+    pub job: Arc<Job>,
+    /// Why it is in the background.
+    pub reason: BackgroundReason,
+}
+
+/// The result of [`Executor::run`].
+#[derive(Debug)]
+pub enum Outcome {
+    /// It finished in the foreground.
+    Finished(Finished),
+    /// It runs in the background.
+    Backgrounded(Backgrounded),
+}
+
+/// Why a command could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A private file could not be made.
+    #[error(transparent)]
+    PrivateDir(#[from] PrivateDirError),
+    /// Writing the command to its private file failed.
+    #[error("cannot write the command to {path}: {source}")]
+    CommandFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The working directory does not exist.
+    #[error("working directory {0} does not exist")]
+    NoWorkingDirectory(PathBuf),
+    /// The shell could not be started.
+    #[error("cannot start {shell}: {source}")]
+    Spawn {
+        /// The shell's path.
+        shell: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Runs commands in fresh shells.
+pub struct Executor {
+    shell: Shell,
+    dir: Arc<PrivateDir>,
+    spawner: Arc<dyn Spawner>,
+    signaller: Arc<dyn Signaller>,
+    env: Vec<(OsString, Option<OsString>)>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("shell", &self.shell)
+            .field("dir", &self.dir.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    /// An executor running `shell`, with private files in `dir`.
+    pub fn new(
+        shell: Shell,
+        dir: Arc<PrivateDir>,
+        spawner: Arc<dyn Spawner>,
+        signaller: Arc<dyn Signaller>,
+    ) -> Executor {
+        let env = crate::env_vars::STRIPPED_FROM_COMMANDS
+            .iter()
+            .map(|key| (OsString::from(key), None))
+            .collect();
+        Executor {
+            shell,
+            dir,
+            spawner,
+            signaller,
+            env,
+        }
+    }
+
+    /// Sets (`Some`) or removes (`None`) a variable in every command's environment.
+    pub fn set_env(&mut self, key: impl Into<OsString>, value: Option<OsString>) {
+        let key = key.into();
+        self.env.retain(|(existing, _)| *existing != key);
+        self.env.push((key, value));
+    }
+
+    /// The shell commands run under.
+    pub fn shell(&self) -> &Shell {
+        &self.shell
+    }
+
+    /// The private directory of this executor's files.
+    pub fn private_dir(&self) -> &PrivateDir {
+        &self.dir
+    }
+
+    /// The signaller used for kills, shared with task managers.
+    pub fn signaller(&self) -> Arc<dyn Signaller> {
+        Arc::clone(&self.signaller)
+    }
+
+    /// Runs `request`. Background tasks (requested or moved at the deadline) are
+    /// registered with `tasks`, and so are trees a foreground command left running.
+    pub async fn run(
+        &self,
+        request: Request,
+        controls: &Controls,
+        tasks: &TaskManager,
+    ) -> Result<Outcome, ExecError> {
+        let started = Instant::now();
+        let job = self.start(&request)?;
+        let (timeout, on_timeout) = match request.mode {
+            Mode::Background => {
+                // Never in the foreground: there is nothing to commit.
+                tasks.register(Arc::clone(&job));
+                return Ok(Outcome::Backgrounded(Backgrounded {
+                    job,
+                    reason: BackgroundReason::Requested,
+                }));
+            }
+            Mode::Foreground {
+                timeout,
+                on_timeout,
+            } => (timeout, on_timeout),
+        };
+        let start = tokio::time::Instant::from_std(started);
+        // `timeout` is taken as given (SCHEMA-4), even when absurdly large.
+        let deadline = start
+            .checked_add(timeout)
+            .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600));
+        let mut progress = tokio::time::interval_at(
+            start + PROGRESS_START,
+            PROGRESS_EVERY,
+        );
+        let ending = loop {
+            tokio::select! {
+                biased;
+                _ = job.wait() => break Ending::Exited,
+                () = controls.abort.cancelled() => {
+                    job.stop(StopCause::Aborted).await;
+                    break Ending::Aborted;
+                }
+                () = tokio::time::sleep_until(deadline) => match on_timeout {
+                    OnTimeout::Kill => {
+                        job.stop(StopCause::Timeout).await;
+                        break Ending::KilledAtTimeout;
+                    }
+                    OnTimeout::MoveToBackground => {
+                        if job.move_to_background() {
+                            tasks.register(Arc::clone(&job));
+                            return Ok(Outcome::Backgrounded(Backgrounded {
+                                job,
+                                reason: BackgroundReason::Timeout,
+                            }));
+                        }
+                        // It exited at the very moment of the deadline: the completion
+                        // won the race and is reported in the foreground.
+                        break Ending::Exited;
+                    }
+                },
+                _ = progress.tick(), if controls.progress.is_some() => {
+                    if let Some(sink) = &controls.progress {
+                        let output_bytes = std::fs::metadata(job.output_path()).map_or(0, |m| m.len());
+                        sink(Progress { elapsed: started.elapsed(), output_bytes });
+                    }
+                }
+            }
+        };
+        let ExitRecord {
+            status, cwd_after, ..
+        } = job.wait().await;
+        if job.tree_alive() {
+            // `server &`: the shell is gone but its children run on; they end with the
+            // owner (KILL-7).
+            tasks.adopt_leftover(job.kill_target());
+        }
+        Ok(Outcome::Finished(Finished {
+            status,
+            ending,
+            output: OutputFile::new(job.output_path().to_path_buf()),
+            cwd_after,
+            duration: started.elapsed(),
+        }))
+    }
+
+    /// Creates the private files and starts the shell.
+    fn start(&self, request: &Request) -> Result<Arc<Job>, ExecError> {
+        if !request.cwd.is_dir() {
+            return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
+        }
+        let id = format!("b{}", random_name(8));
+        let (output, output_path) = self.dir.create_file(&format!("{id}-output"), ".log")?;
+        let background = request.mode == Mode::Background;
+        let cwd_file = if background {
+            None
+        } else {
+            let (_, path) = self.dir.create_file(&format!("{id}-cwd"), "")?;
+            Some(path)
+        };
+        let cleanup = |error: ExecError| {
+            crate::job::remove_quietly(&output_path);
+            if let Some(path) = &cwd_file {
+                crate::job::remove_quietly(path);
+            }
+            error
+        };
+        let command = self.command_file(&request.command).map_err(cleanup)?;
+        let spec = SpawnSpec {
+            shell: self.shell.clone(),
+            script: prelude(self.shell.kind(), cwd_file.as_deref()),
+            command,
+            output,
+            cwd: request.cwd.clone(),
+            env: self.env.clone(),
+        };
+        let child = self.spawner.spawn(spec).map_err(|source| {
+            cleanup(ExecError::Spawn {
+                shell: self.shell.path().display().to_string(),
+                source,
+            })
+        })?;
+        let phase = if background {
+            Phase::Background
+        } else {
+            Phase::Foreground
+        };
+        Ok(Job::start(
+            JobSpec {
+                id,
+                command: request.command.clone(),
+                output_path,
+                cwd_file,
+                phase,
+            },
+            child,
+            Arc::clone(&self.signaller),
+        ))
+    }
+
+    /// Writes the command to a private file and unlinks it at once: the open descriptor
+    /// is all the shell needs, and nothing is left behind whatever happens next.
+    fn command_file(&self, command: &str) -> Result<std::fs::File, ExecError> {
+        let (mut file, path) = self.dir.create_file("command", "")?;
+        crate::job::remove_quietly(&path);
+        let write = (|| {
+            file.write_all(command.as_bytes())?;
+            file.seek(SeekFrom::Start(0))?;
+            Ok(file)
+        })();
+        write.map_err(|source| ExecError::CommandFile { path, source })
+    }
+}

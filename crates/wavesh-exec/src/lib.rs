@@ -1,0 +1,36 @@
+//! Runs shell commands for wavesh.
+//!
+//! A command runs in a fresh bash or zsh ([`shell`]), started in its own process group by a
+//! [`Spawner`] with the command text on a private unlinked file (never in argv), stdin at
+//! /dev/null, and stdout and stderr into one private output file. The [`Executor`] waits
+//! for it up to a foreground deadline; past the deadline the command moves to the
+//! background at a single commit point (BG-3) or, for `sleep …`, is killed with its whole
+//! tree ([`kill`]). A [`TaskManager`] holds the background tasks and leftover trees of one
+//! owner and ends them with it.
+//!
+//! This crate knows nothing of the model: texts, truncation and the tool schema are in
+//! `wavesh-tool`.
+
+pub mod env_vars;
+mod executor;
+mod job;
+pub mod kill;
+mod output;
+mod private_dir;
+pub mod shell;
+pub mod spawn;
+mod tasks;
+
+pub use executor::{
+    BackgroundReason, Backgrounded, Controls, Ending, ExecError, Executor, Finished, Mode,
+    OnTimeout, Outcome, PROGRESS_EVERY, PROGRESS_START, Progress, ProgressSink, Request,
+};
+pub use job::{ExitRecord, Job, Phase, StopCause};
+pub use kill::{KILL_GRACE, KillReport, KillTarget, Signaller};
+#[cfg(unix)]
+pub use kill::PosixSignaller;
+pub use output::OutputFile;
+pub use private_dir::{PrivateDir, PrivateDirError};
+pub use shell::{Shell, ShellError, ShellKind, resolve_shell};
+pub use spawn::{DirectSpawner, ExitStatus, Spawner};
+pub use tasks::TaskManager;

@@ -1,0 +1,215 @@
+//! Starting a shell, behind one small interface.
+//!
+//! The lifecycle ([`crate::Executor`]) only needs "start this shell with these files and
+//! tell me its pid, its group and its exit". Keeping that behind [`Spawner`] lets a
+//! per-session supervisor sit between the host and the shell later without touching the
+//! lifecycle.
+//!
+//! The command text never appears in argv or the environment: the shell is started as
+//! `<shell> -c <fixed prelude>` with the command in a private, already unlinked file on
+//! stdin. The prelude reads it, points stdin at /dev/null (EXEC-3) and `eval`s it. So
+//! `pkill -f <part of the command>` inside a command cannot match the tool itself, and
+//! commands of any size work (argv and environment strings are capped at 128 KiB each on
+//! Linux). Passing the file as stdin rather than as a higher descriptor keeps spawning on
+//! the `posix_spawn` fast path (no `pre_exec` hook, so no `fork` of a large host).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::process::Stdio;
+
+use crate::shell::{Shell, ShellKind};
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It exited with this code.
+    Code(i32),
+    /// It was ended by this signal.
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// The exit code as a shell reports it in `$?`: the code, or 128 + the signal.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitStatus::Code(code) => code,
+            ExitStatus::Signal(signal) => 128 + signal,
+        }
+    }
+
+    /// Whether it exited with 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Code(0)
+    }
+}
+
+impl From<std::process::ExitStatus> for ExitStatus {
+    fn from(status: std::process::ExitStatus) -> Self {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(signal) = status.signal() {
+                return ExitStatus::Signal(signal);
+            }
+        }
+        ExitStatus::Code(status.code().unwrap_or(-1))
+    }
+}
+
+/// Everything needed to start one shell.
+#[derive(Debug)]
+pub struct SpawnSpec {
+    /// The shell to run.
+    pub shell: Shell,
+    /// The fixed prelude, passed as the `-c` script.
+    pub script: String,
+    /// The command text, opened for reading at offset 0; becomes the shell's stdin.
+    pub command: File,
+    /// The output file; becomes both stdout and stderr.
+    pub output: File,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Environment changes on top of the host's: `Some` sets, `None` removes.
+    pub env: Vec<(OsString, Option<OsString>)>,
+}
+
+/// A started shell.
+pub trait SpawnedChild: Send {
+    /// The shell's process id.
+    fn pid(&self) -> i32;
+    /// Its process group id (equal to its pid: it leads its own group).
+    fn pgid(&self) -> i32;
+    /// Resolves when the shell itself exits; its leftover children may still run.
+    fn wait(self: Box<Self>) -> Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send>>;
+}
+
+/// Starts shells.
+pub trait Spawner: Send + Sync {
+    /// Starts the shell of `spec` in a new process group.
+    fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>>;
+}
+
+/// Spawns the shell directly as a child of this process, leading a new process group.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DirectSpawner;
+
+struct DirectChild {
+    child: tokio::process::Child,
+    pid: i32,
+}
+
+impl SpawnedChild for DirectChild {
+    fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    fn pgid(&self) -> i32 {
+        self.pid
+    }
+
+    fn wait(mut self: Box<Self>) -> Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send>> {
+        Box::pin(async move { self.child.wait().await.map(ExitStatus::from) })
+    }
+}
+
+impl Spawner for DirectSpawner {
+    fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
+        let stderr = spec.output.try_clone()?;
+        let mut command = tokio::process::Command::new(spec.shell.path());
+        command
+            .args(shell_args(spec.shell.kind()))
+            .arg(&spec.script)
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::from(spec.command))
+            .stdout(Stdio::from(spec.output))
+            .stderr(Stdio::from(stderr))
+            // Dropping the handle must not kill the command: a backgrounded task outlives
+            // the call that started it.
+            .kill_on_drop(false);
+        for (key, value) in &spec.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        #[cfg(unix)]
+        command.process_group(0);
+        let child = command.spawn()?;
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .ok_or_else(|| io::Error::other("the spawned shell has no process id"))?;
+        Ok(Box::new(DirectChild { child, pid }))
+    }
+}
+
+/// Arguments before the script. zsh gets `-f` (NO_RCS) so the user's `~/.zshenv` does
+/// not run: rc files must not change a command's behaviour (EXEC-2). bash `-c` reads no
+/// rc file (and `BASH_ENV` is removed from the environment).
+pub fn shell_args(kind: ShellKind) -> &'static [&'static str] {
+    match kind {
+        ShellKind::Bash => &["-c"],
+        ShellKind::Zsh => &["-f", "-c"],
+    }
+}
+
+/// The fixed `-c` script: read the command from stdin, point stdin at /dev/null, run it,
+/// and, when `cwd_file` is given and the command succeeded, write the final directory
+/// there (CWD-1).
+///
+/// The cwd file is written only if it still exists: when a command moves to the
+/// background its cwd file is removed, and the shell must not create it again later.
+pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>) -> String {
+    let read = match kind {
+        // bash reads a regular file in blocks here, so even a 20 MB command is quick.
+        ShellKind::Bash => "IFS= read -r -d '' __wavesh_command",
+        // zsh's `read` takes one byte per system call; `$(<&0)` reads in blocks.
+        ShellKind::Zsh => "__wavesh_command=$(<&0)",
+    };
+    let mut script = format!("{read}\nexec 0</dev/null\neval \"$__wavesh_command\"\n");
+    if let Some(cwd_file) = cwd_file {
+        let quoted = single_quote(&cwd_file.to_string_lossy());
+        script.push_str(&format!(
+            "__wavesh_status=$?\n\
+             if builtin test \"$__wavesh_status\" -eq 0 && builtin test -f {quoted}; then builtin pwd -P >| {quoted} 2>/dev/null; fi\n\
+             exit \"$__wavesh_status\"\n"
+        ));
+    }
+    script
+}
+
+/// Quotes `text` for bash and zsh: one single-quoted word.
+pub fn single_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_quote_escapes_quotes() {
+        assert_eq!(single_quote("a'b"), r"'a'\''b'");
+    }
+
+    #[test]
+    fn exec_2_prelude_never_holds_the_command() {
+        let script = prelude(ShellKind::Bash, Some(Path::new("/tmp/x/cwd-1")));
+        assert!(script.contains("eval \"$__wavesh_command\""));
+        assert!(script.contains("'/tmp/x/cwd-1'"));
+        assert_eq!(shell_args(ShellKind::Bash), ["-c"]);
+        assert!(!shell_args(ShellKind::Zsh).contains(&"-l"));
+    }
+
+    #[test]
+    fn exit_status_codes() {
+        assert_eq!(ExitStatus::Code(3).code(), 3);
+        assert_eq!(ExitStatus::Signal(9).code(), 137);
+        assert!(ExitStatus::Code(0).success());
+        assert!(!ExitStatus::Signal(15).success());
+    }
+}
