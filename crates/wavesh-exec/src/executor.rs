@@ -257,10 +257,7 @@ impl Executor {
         let deadline = start
             .checked_add(timeout)
             .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600));
-        let mut progress = tokio::time::interval_at(
-            start + PROGRESS_START,
-            PROGRESS_EVERY,
-        );
+        let mut progress = tokio::time::interval_at(start + PROGRESS_START, PROGRESS_EVERY);
         let ending = loop {
             tokio::select! {
                 biased;

@@ -128,7 +128,9 @@ impl Job {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means a panic elsewhere while holding it; the state itself
         // is always consistent (every write is a single assignment).
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn record_exit(&self, status: ExitStatus) {

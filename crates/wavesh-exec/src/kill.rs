@@ -107,7 +107,8 @@ fn fall_back(signaller: &dyn Signaller, target: KillTarget, error: &std::io::Err
         %error,
         "kill: signalling the process group failed; killing the shell only"
     );
-    if let Err(SignalError::Failed(error)) = signaller.signal_process(target.pid, KillSignal::Kill) {
+    if let Err(SignalError::Failed(error)) = signaller.signal_process(target.pid, KillSignal::Kill)
+    {
         tracing::error!(pid = target.pid, %error, "kill: killing the shell failed too");
     }
     KillReport::FellBackToChild
@@ -142,7 +143,10 @@ impl Signaller for PosixSignaller {
         let Some(pgid) = rustix::process::Pid::from_raw(pgid) else {
             return Err(SignalError::Gone);
         };
-        Self::map(rustix::process::kill_process_group(pgid, Self::to_rustix(signal)))
+        Self::map(rustix::process::kill_process_group(
+            pgid,
+            Self::to_rustix(signal),
+        ))
     }
 
     fn signal_process(&self, pid: i32, signal: KillSignal) -> Result<(), SignalError> {
@@ -194,7 +198,10 @@ mod tests {
 
     impl Signaller for FakeGroup {
         fn signal_group(&self, pgid: i32, signal: KillSignal) -> Result<(), SignalError> {
-            self.log.lock().unwrap().push(format!("group {pgid} {signal:?}"));
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("group {pgid} {signal:?}"));
             if self.fail_group {
                 return Err(SignalError::Failed(std::io::Error::from(
                     std::io::ErrorKind::PermissionDenied,
@@ -210,7 +217,10 @@ mod tests {
             Ok(())
         }
         fn signal_process(&self, pid: i32, signal: KillSignal) -> Result<(), SignalError> {
-            self.log.lock().unwrap().push(format!("process {pid} {signal:?}"));
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("process {pid} {signal:?}"));
             Ok(())
         }
         fn group_exists(&self, _pgid: i32) -> bool {

@@ -26,9 +26,9 @@ pub use executor::{
     OnTimeout, Outcome, PROGRESS_EVERY, PROGRESS_START, Progress, ProgressSink, Request,
 };
 pub use job::{ExitRecord, Job, Phase, StopCause};
-pub use kill::{KILL_GRACE, KillReport, KillTarget, Signaller};
 #[cfg(unix)]
 pub use kill::PosixSignaller;
+pub use kill::{KILL_GRACE, KillReport, KillTarget, Signaller};
 pub use output::OutputFile;
 pub use private_dir::{PrivateDir, PrivateDirError};
 pub use shell::{Shell, ShellError, ShellKind, resolve_shell};

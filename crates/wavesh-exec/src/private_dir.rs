@@ -71,9 +71,15 @@ impl PrivateDir {
     }
 
     /// Creates a new empty file `<prefix>-<random><suffix>`, 0600, opened read-write.
-    pub fn create_file(&self, prefix: &str, suffix: &str) -> Result<(File, PathBuf), PrivateDirError> {
+    pub fn create_file(
+        &self,
+        prefix: &str,
+        suffix: &str,
+    ) -> Result<(File, PathBuf), PrivateDirError> {
         loop {
-            let path = self.path.join(format!("{prefix}-{}{suffix}", random_name(10)));
+            let path = self
+                .path
+                .join(format!("{prefix}-{}{suffix}", random_name(10)));
             let mut options = OpenOptions::new();
             options.read(true).write(true).create_new(true);
             #[cfg(unix)]
@@ -210,7 +216,8 @@ mod tests {
         std::fs::create_dir(&base).unwrap();
         let elsewhere = base.join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
-        std::os::unix::fs::symlink(&elsewhere, base.join(format!("wavesh-{}", user_tag()))).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, base.join(format!("wavesh-{}", user_tag())))
+            .unwrap();
         let err = PrivateDir::create(Some(&base)).unwrap_err();
         assert!(err.to_string().contains("not a directory"), "{err}");
         std::fs::remove_dir_all(&base).unwrap();

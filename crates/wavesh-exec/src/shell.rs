@@ -210,7 +210,12 @@ pub fn resolve_shell(env: &ShellEnv, files: &dyn FileProbe) -> Result<Shell, She
         }
     }
     Err(ShellError::NotFound {
-        searched: BASH_PATHS.iter().chain(ZSH_PATHS).copied().collect::<Vec<_>>().join(", "),
+        searched: BASH_PATHS
+            .iter()
+            .chain(ZSH_PATHS)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", "),
     })
 }
 

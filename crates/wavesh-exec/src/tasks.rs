@@ -37,7 +37,9 @@ impl TaskManager {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // Every update is a single push or flag write, so a poisoned lock still holds
         // consistent data.
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Registers a job that has just moved to the background.
@@ -115,7 +117,9 @@ impl Drop for TaskManager {
             return;
         }
         for target in &targets {
-            let _ = self.signaller.signal_group(target.pgid, KillSignal::Terminate);
+            let _ = self
+                .signaller
+                .signal_group(target.pgid, KillSignal::Terminate);
         }
         let signaller = Arc::clone(&self.signaller);
         let _ = std::thread::Builder::new()

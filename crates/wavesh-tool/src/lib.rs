@@ -1,1 +1,24 @@
-//! placeholder
+//! The tools the model sees, and the [`Session`] hosts embed.
+//!
+//! `Bash` takes a strict JSON input ([`parse_bash_input`]: unknown keys, wrong types and
+//! bad timeouts are errors naming the field), runs the command through `wavesh-exec`, and
+//! turns the outcome into the text the model reads: the output once, whole or as a
+//! `<persisted-output>` envelope, exit codes with their meaning, and the fixed texts of
+//! timeouts, background moves and directory changes. The description and schema are built
+//! from one configuration so the advertised limits can never disagree.
+
+pub mod command_words;
+pub mod config;
+pub mod description;
+pub mod env_vars;
+pub mod input;
+pub mod render;
+mod session;
+
+pub use config::ToolConfig;
+pub use description::{BASH_TOOL_NAME, bash_description, bash_input_schema};
+pub use input::{BashInput, InputError, parse_bash_input};
+pub use session::{
+    BashResult, CallContext, Session, SessionBuilder, SessionError, TaskSnapshot, ToolError,
+    normalize_private, on_timeout,
+};

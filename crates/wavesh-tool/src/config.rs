@@ -1,0 +1,140 @@
+//! Host-configurable defaults of the Bash tool (SCHEMA-3, SCHEMA-6, OUT-1).
+
+use crate::env_vars;
+
+/// The default foreground timeout: 2 minutes.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The advertised maximum timeout: 10 minutes. The description and the `timeout`
+/// parameter both take it from here (SCHEMA-3).
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Default inline output limit, in characters.
+pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 30_000;
+/// The highest inline output limit `BASH_MAX_OUTPUT_LENGTH` may set.
+pub const MAX_OUTPUT_CHARS_CAP: usize = 150_000;
+/// Characters of the start and of the end of a persisted output shown inline (OUT-1).
+pub const PREVIEW_CHARS: usize = 2_000;
+
+/// Settings of the Bash tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolConfig {
+    /// Timeout used when the call gives none.
+    pub default_timeout_ms: u64,
+    /// The maximum shown to the model (not enforced: SCHEMA-4).
+    pub max_timeout_ms: u64,
+    /// Inline output limit, in characters.
+    pub max_output_chars: usize,
+    /// The host's own tools that the description may recommend over shell commands
+    /// (`Read`, `Edit`, `Write`, `Glob`, `Grep`). Only tools listed here are ever named
+    /// (SCHEMA-7).
+    pub host_tools: Vec<String>,
+    /// Whether grep/find/rg inside commands are wavesh's gitignore-aware built-ins.
+    pub search_shadowing: bool,
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        ToolConfig {
+            default_timeout_ms: DEFAULT_TIMEOUT_MS,
+            max_timeout_ms: MAX_TIMEOUT_MS,
+            max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
+            host_tools: Vec::new(),
+            search_shadowing: false,
+        }
+    }
+}
+
+impl ToolConfig {
+    /// Defaults adjusted by `BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS` and
+    /// `BASH_MAX_OUTPUT_LENGTH` from this process's environment.
+    pub fn from_env() -> ToolConfig {
+        Self::default().with_env(|key| std::env::var(key).ok())
+    }
+
+    /// Applies the variables returned by `lookup`. An invalid value is ignored with a
+    /// warning; a default above the maximum is lowered to the maximum (SCHEMA-6); an
+    /// output limit above 150000 is capped (OUT-1).
+    pub fn with_env(mut self, lookup: impl Fn(&str) -> Option<String>) -> ToolConfig {
+        if let Some(max) = positive(&lookup, env_vars::BASH_MAX_TIMEOUT_MS) {
+            self.max_timeout_ms = max;
+        }
+        if let Some(default) = positive(&lookup, env_vars::BASH_DEFAULT_TIMEOUT_MS) {
+            self.default_timeout_ms = default;
+        }
+        if self.default_timeout_ms > self.max_timeout_ms {
+            tracing::warn!(
+                default = self.default_timeout_ms,
+                max = self.max_timeout_ms,
+                "the default timeout is above the maximum; using the maximum"
+            );
+            self.default_timeout_ms = self.max_timeout_ms;
+        }
+        if let Some(chars) = positive(&lookup, env_vars::BASH_MAX_OUTPUT_LENGTH) {
+            self.max_output_chars = usize::try_from(chars)
+                .map_or(MAX_OUTPUT_CHARS_CAP, |c| c.min(MAX_OUTPUT_CHARS_CAP));
+        }
+        self
+    }
+}
+
+fn positive(lookup: &impl Fn(&str) -> Option<String>, key: &str) -> Option<u64> {
+    let raw = lookup(key)?;
+    match raw.trim().parse::<u64>() {
+        Ok(value) if value > 0 => Some(value),
+        _ => {
+            tracing::warn!(variable = key, value = %raw, "ignoring invalid value: expected a positive whole number");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> ToolConfig {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ToolConfig::default()
+            .with_env(|key| vars.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn schema_6_env_overrides() {
+        let c = config(&[
+            ("BASH_DEFAULT_TIMEOUT_MS", "5000"),
+            ("BASH_MAX_TIMEOUT_MS", "900000"),
+        ]);
+        assert_eq!((c.default_timeout_ms, c.max_timeout_ms), (5000, 900_000));
+    }
+
+    #[test]
+    fn schema_6_invalid_values_are_ignored() {
+        let c = config(&[
+            ("BASH_DEFAULT_TIMEOUT_MS", "soon"),
+            ("BASH_MAX_TIMEOUT_MS", "-3"),
+        ]);
+        assert_eq!(c, ToolConfig::default());
+    }
+
+    #[test]
+    fn schema_6_default_above_max_is_lowered() {
+        let c = config(&[("BASH_DEFAULT_TIMEOUT_MS", "700000")]);
+        assert_eq!(c.default_timeout_ms, MAX_TIMEOUT_MS);
+        let c = config(&[("BASH_MAX_TIMEOUT_MS", "60000")]);
+        assert_eq!(c.default_timeout_ms, 60_000);
+    }
+
+    #[test]
+    fn out_1_output_length_is_capped_at_150000() {
+        assert_eq!(
+            config(&[("BASH_MAX_OUTPUT_LENGTH", "100000")]).max_output_chars,
+            100_000
+        );
+        assert_eq!(
+            config(&[("BASH_MAX_OUTPUT_LENGTH", "999999")]).max_output_chars,
+            150_000
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! The `Bash` tool's description and input schema (SCHEMA-3, SCHEMA-5, SCHEMA-7).
+//!
+//! The maximum timeout appears in the description and in the `timeout` parameter, both
+//! from [`ToolConfig::max_timeout_ms`]; the default is stated separately. Host tools are
+//! named only when the host says it has them.
+
+use serde_json::{Value, json};
+
+use crate::config::ToolConfig;
+use crate::render::seconds;
+
+/// The tool's name.
+pub const BASH_TOOL_NAME: &str = "Bash";
+
+/// SCHEMA-5, verbatim.
+pub const CWD_SENTENCE: &str = "Working directory persists between calls, but prefer absolute paths — cd in a compound command can trigger a permission prompt.";
+
+/// SCHEMA-5, verbatim.
+pub const BACKGROUND_SENTENCE: &str = "run_in_background runs the command detached: it keeps running across turns and re-invokes you when it exits. No & needed.";
+
+fn minutes(ms: u64) -> String {
+    let minutes = ms as f64 / 60_000.0;
+    if minutes.fract() == 0.0 {
+        format!("{minutes:.0} minutes")
+    } else {
+        format!("{}s", seconds(ms))
+    }
+}
+
+/// "600000 ms (10 minutes)".
+fn amount(ms: u64) -> String {
+    format!("{ms} ms ({})", minutes(ms))
+}
+
+/// The host tools that replace a shell habit, in the order they are recommended.
+const REPLACEMENTS: &[(&str, &str)] = &[
+    ("Read", "read files with Read, not cat, head or tail"),
+    ("Edit", "edit files with Edit, not sed or awk"),
+    (
+        "Write",
+        "create files with Write, not echo or cat with a here-doc",
+    ),
+    ("Glob", "find files by name with Glob"),
+    ("Grep", "search file contents with Grep"),
+];
+
+/// The description of the `Bash` tool.
+pub fn bash_description(config: &ToolConfig) -> String {
+    let mut text = String::from(
+        "Runs a shell command in a fresh bash or zsh process and returns its output (stdout and stderr together) and exit code once it ends.\n\n",
+    );
+    text.push_str(CWD_SENTENCE);
+    text.push_str(
+        " Nothing else carries over: environment variables, aliases and functions set in one call are gone in the next.\n\n",
+    );
+    text.push_str(
+        "Standard input is /dev/null: a command that waits for input (cat or grep without a file, read, pagers, editors, prompts) gets end-of-file at once. Pass files as arguments and use non-interactive flags.\n\n",
+    );
+    text.push_str(&format!(
+        "Timeout: `timeout` is in milliseconds; the default is {}, the maximum {}. A command still running at its timeout is moved to the background and keeps running: you get its task ID and output file. A command that starts with sleep is stopped at its timeout instead.\n\n",
+        amount(config.default_timeout_ms),
+        amount(config.max_timeout_ms),
+    ));
+    text.push_str(BACKGROUND_SENTENCE);
+    text.push_str(" Use it for servers, watchers and long builds or test suites.\n\n");
+    text.push_str(&format!(
+        "Output over {} characters is saved to a file: you get its path, its size and its first and last 2000 characters.\n\n",
+        config.max_output_chars
+    ));
+    let replacements: Vec<&str> = REPLACEMENTS
+        .iter()
+        .filter(|(tool, _)| config.host_tools.iter().any(|have| have == tool))
+        .map(|(_, advice)| *advice)
+        .collect();
+    if !replacements.is_empty() {
+        text.push_str(&format!(
+            "Prefer the dedicated tools to shell commands for file work: {}.\n\n",
+            replacements.join("; ")
+        ));
+    }
+    if config.search_shadowing {
+        text.push_str(
+            "grep and find inside commands are gitignore-aware and fast: use them freely for searching (grep -rn PATTERN DIR, find DIR -name GLOB).\n\n",
+        );
+    }
+    text.push_str(
+        "Commands: quote paths that contain spaces; chain dependent steps with &&, independent ones with ;.\n\n\
+         Git:\n\
+         - Never use interactive flags such as git rebase -i or git add -i: there is no terminal to answer them.\n\
+         - Use gh for everything on GitHub: issues, pull requests, checks, releases.\n\
+         - Commit or push only when the user asks you to.\n\
+         - On the default branch, create a branch before committing.",
+    );
+    text
+}
+
+/// The JSON schema of the `Bash` input. Booleans are typed as booleans; the strings of
+/// SCHEMA-2 are accepted anyway. `timeout` has no `maximum` keyword: values above the
+/// advertised maximum run as given (SCHEMA-4).
+pub fn bash_input_schema(config: &ToolConfig) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "The command to run"
+            },
+            "timeout": {
+                "type": "number",
+                "description": format!(
+                    "Optional timeout in milliseconds: default {}, maximum {}",
+                    amount(config.default_timeout_ms),
+                    amount(config.max_timeout_ms)
+                )
+            },
+            "description": {
+                "type": "string",
+                "description": "What the command does, in 5-10 words, in the active voice (\"Lists files in src\")"
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Run the command as a background task and return at once with its ID and output file"
+            },
+            "dangerouslyDisableSandbox": {
+                "type": "boolean",
+                "description": "Run without the read-only sandbox; such a call always needs approval"
+            }
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout_description(config: &ToolConfig) -> String {
+        bash_input_schema(config)["properties"]["timeout"]["description"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn schema_3_same_maximum_in_both_places_and_default_separate() {
+        let config = ToolConfig::default();
+        let description = bash_description(&config);
+        let timeout = timeout_description(&config);
+        for text in [&description, &timeout] {
+            assert!(text.contains("maximum 600000 ms (10 minutes)"), "{text}");
+            assert!(
+                text.contains("default 120000 ms (2 minutes)")
+                    || text.contains("default is 120000 ms (2 minutes)"),
+                "{text}"
+            );
+            assert!(!text.contains("maximum 120000"), "{text}");
+        }
+    }
+
+    #[test]
+    fn schema_6_max_from_env_changes_both_places() {
+        let config = ToolConfig::default()
+            .with_env(|key| (key == "BASH_MAX_TIMEOUT_MS").then(|| "900000".into()));
+        assert!(bash_description(&config).contains("maximum 900000 ms (15 minutes)"));
+        assert!(timeout_description(&config).contains("maximum 900000 ms (15 minutes)"));
+    }
+
+    #[test]
+    fn schema_5_verbatim_sentences_and_git_section() {
+        let text = bash_description(&ToolConfig::default());
+        assert!(text.contains(CWD_SENTENCE));
+        assert!(text.contains(BACKGROUND_SENTENCE));
+        for needle in [
+            "git rebase -i",
+            "git add -i",
+            "gh ",
+            "only when the user asks",
+            "create a branch",
+        ] {
+            assert!(text.contains(needle), "{needle}");
+        }
+        assert!(!text.contains("\n\n\n"));
+    }
+
+    #[test]
+    fn schema_7_names_only_tools_the_host_has() {
+        let text = bash_description(&ToolConfig::default());
+        for tool in [
+            "Read",
+            "Edit",
+            "Write",
+            "Glob",
+            "Grep",
+            "ScheduleWakeup",
+            "/tasks",
+        ] {
+            assert!(
+                !text.contains(&format!(" {tool} ")) && !text.contains(&format!("with {tool}")),
+                "{tool}"
+            );
+        }
+        let config = ToolConfig {
+            host_tools: vec!["Read".into()],
+            ..ToolConfig::default()
+        };
+        let text = bash_description(&config);
+        assert!(text.contains("read files with Read, not cat, head or tail"));
+        assert!(!text.contains("with Edit"));
+    }
+
+    #[test]
+    fn schema_1_schema_is_strict() {
+        let schema = bash_input_schema(&ToolConfig::default());
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], json!(["command"]));
+        assert!(schema["properties"]["timeout"].get("maximum").is_none());
+    }
+}
