@@ -1,1 +1,228 @@
-fn main() {}
+//! The `wavesh` binary: `wavesh run` runs one command exactly as the Bash tool would and
+//! prints what the model would read; `wavesh mcp` serves the tools over MCP on stdio.
+
+mod args;
+mod printer;
+mod progress;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio_util::sync::CancellationToken;
+use wavesh_tool::{
+    BashInput, BashResult, CallContext, InputError, Session, ToolError, parse_bash_input,
+};
+
+use crate::args::{Cli, Command, McpArgs, RunArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            printer::error(&format!("{error:#}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WAVESH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Command::Run(args) => runtime.block_on(run_command(args)),
+        Command::Mcp(args) => {
+            runtime.block_on(serve_mcp(args))?;
+            // A blocking stdin read may still be pending in the runtime; everything of
+            // ours is done, so leave without waiting for it.
+            std::process::exit(0);
+        }
+    }
+}
+
+fn build_session(cwd: Option<PathBuf>, add_dirs: &[PathBuf]) -> anyhow::Result<Session> {
+    let root = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let mut builder = Session::builder(root);
+    for dir in add_dirs {
+        builder.additional_dir(dir);
+    }
+    Ok(builder.build()?)
+}
+
+/// Cancels `token` on SIGINT or SIGTERM (and on Ctrl+C elsewhere).
+fn cancel_on_signals(token: CancellationToken) {
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        token.cancel();
+    });
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot install signal handlers");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let input = match read_input(&args) {
+        Ok(input) => input,
+        Err(error) => return Ok(report_error(&args, &error)),
+    };
+    let session = build_session(args.cwd.clone(), &args.add_dir)?;
+    let abort = CancellationToken::new();
+    cancel_on_signals(abort.clone());
+    let spinner = progress::Spinner::start_if_terminal();
+    let ctx = CallContext {
+        abort,
+        progress: spinner.as_ref().map(progress::Spinner::sink),
+        subagent: false,
+    };
+    let outcome = session.bash(input, &ctx).await;
+    drop(spinner);
+    let result = match outcome {
+        Ok(result) => result,
+        Err(error) => {
+            session.shutdown().await;
+            return Ok(report_error(&args, &error));
+        }
+    };
+    if let Some(task) = &result.task {
+        // Deliberately detached: the command goes on after wavesh exits.
+        session.detach_tasks();
+        printer::note(&format!(
+            "wavesh: task {} keeps running in process group {}; stop it with: kill -- -{}",
+            task.task_id, task.pgid, task.pgid
+        ));
+    } else {
+        // Children a foreground command left running end with wavesh (KILL-7).
+        session.shutdown().await;
+    }
+    print_result(&args, &result)?;
+    Ok(exit_code(&result))
+}
+
+/// The tool input, from `--input` or from the arguments. Both go through the tool's own
+/// validation, so `--timeout -1` gets exactly the error the model would.
+fn read_input(args: &RunArgs) -> Result<BashInput, ToolError> {
+    let value = match &args.input {
+        Some(source) => {
+            let text = read_source(source).map_err(|error| InputError::WrongType {
+                field: "--input",
+                expected: "a readable file, or - for standard input",
+                got: format!("{} ({error})", source.display()),
+            })?;
+            serde_json::from_str(&text).map_err(|error| InputError::WrongType {
+                field: "--input",
+                expected: "a JSON object",
+                got: format!("invalid JSON ({error})"),
+            })?
+        }
+        None => {
+            let mut object = serde_json::Map::new();
+            object.insert("command".into(), args.command.join(" ").into());
+            if let Some(timeout) = &args.timeout {
+                // A number stays a number; anything else is passed as a string so the
+                // tool rejects it with its own message.
+                let value = serde_json::from_str::<serde_json::Number>(timeout.trim()).map_or_else(
+                    |_| serde_json::Value::from(timeout.clone()),
+                    serde_json::Value::Number,
+                );
+                object.insert("timeout".into(), value);
+            }
+            if args.background {
+                object.insert("run_in_background".into(), true.into());
+            }
+            if let Some(description) = &args.description {
+                object.insert("description".into(), description.clone().into());
+            }
+            serde_json::Value::Object(object)
+        }
+    };
+    Ok(parse_bash_input(&value)?)
+}
+
+fn read_source(source: &std::path::Path) -> std::io::Result<String> {
+    if source == std::path::Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(source)
+    }
+}
+
+fn report_error(args: &RunArgs, error: &ToolError) -> ExitCode {
+    if args.json {
+        let value = serde_json::json!({
+            "text": error.to_string(),
+            "is_error": true,
+            "error": error.to_string(),
+        });
+        printer::stdout_line(&value.to_string());
+    }
+    printer::error(&error.to_string());
+    ExitCode::from(2)
+}
+
+fn print_result(args: &RunArgs, result: &BashResult) -> anyhow::Result<()> {
+    if args.json {
+        let json = serde_json::to_string(result).context("cannot serialise the result")?;
+        printer::stdout_line(&json);
+    } else {
+        printer::stdout_line(&result.text);
+    }
+    Ok(())
+}
+
+/// The command's exit code; 0 when it went to the background.
+fn exit_code(result: &BashResult) -> ExitCode {
+    match result.exit_code {
+        Some(code) => ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
+    let session = Arc::new(build_session(args.cwd, &args.add_dir)?);
+    let stop = CancellationToken::new();
+    cancel_on_signals(stop.clone());
+    wavesh_mcp::serve_stdio(session, stop).await?;
+    Ok(())
+}

@@ -252,6 +252,24 @@ impl Executor {
                 on_timeout,
             } => (timeout, on_timeout),
         };
+        tasks.track_foreground(&job);
+        let guard = ForegroundGuard { job: &job, tasks };
+        let outcome = self
+            .wait_foreground(&job, started, timeout, on_timeout, controls, tasks)
+            .await;
+        drop(guard);
+        outcome
+    }
+
+    async fn wait_foreground(
+        &self,
+        job: &Arc<Job>,
+        started: Instant,
+        timeout: Duration,
+        on_timeout: OnTimeout,
+        controls: &Controls,
+        tasks: &TaskManager,
+    ) -> Result<Outcome, ExecError> {
         let start = tokio::time::Instant::from_std(started);
         // `timeout` is taken as given (SCHEMA-4), even when absurdly large.
         let deadline = start
@@ -273,9 +291,9 @@ impl Executor {
                     }
                     OnTimeout::MoveToBackground => {
                         if job.move_to_background() {
-                            tasks.register(Arc::clone(&job));
+                            tasks.register(Arc::clone(job));
                             return Ok(Outcome::Backgrounded(Backgrounded {
-                                job,
+                                job: Arc::clone(job),
                                 reason: BackgroundReason::Timeout,
                             }));
                         }
@@ -374,5 +392,33 @@ impl Executor {
             Ok(file)
         })();
         write.map_err(|source| ExecError::CommandFile { path, source })
+    }
+}
+
+/// Ends tracking of a foreground job. If the caller's future is dropped while the job
+/// still runs in the foreground (an MCP client cancelled the request, the host dropped the
+/// call), nobody would ever collect it: the tree is ended as for an abort (EXEC-6).
+struct ForegroundGuard<'a> {
+    job: &'a Arc<Job>,
+    tasks: &'a TaskManager,
+}
+
+impl Drop for ForegroundGuard<'_> {
+    fn drop(&mut self) {
+        self.tasks.untrack_foreground(self.job);
+        if self.job.phase() == Phase::Foreground && self.job.exit().is_none() {
+            let job = Arc::clone(self.job);
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        job.stop(StopCause::Aborted).await;
+                    });
+                }
+                Err(_) => tracing::error!(
+                    pid = job.pid(),
+                    "a dropped foreground command could not be stopped: no runtime"
+                ),
+            }
+        }
     }
 }

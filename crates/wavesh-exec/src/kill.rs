@@ -162,11 +162,53 @@ impl Signaller for PosixSignaller {
         };
         // Signal 0 checks existence and permission without delivering anything. EPERM
         // still means a member exists.
-        !matches!(
+        if matches!(
             rustix::process::test_kill_process_group(pgid),
             Err(rustix::io::Errno::SRCH)
-        )
+        ) {
+            return false;
+        }
+        live_member_exists(pgid.as_raw_nonzero().get())
     }
+}
+
+/// Signal 0 also succeeds for zombies, and where PID 1 does not reap orphans (some
+/// container and micro-VM inits) an ended tree would look alive forever. On Linux, a
+/// group is alive only if a member that is not a zombie is listed in /proc.
+#[cfg(target_os = "linux")]
+fn live_member_exists(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|entry| std::fs::read(entry.path().join("stat")).ok())
+        .any(|stat| stat_is_live_member(&stat, pgid))
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn live_member_exists(_pgid: i32) -> bool {
+    true
+}
+
+/// Parses `/proc/<pid>/stat`: `pid (comm) state ppid pgrp ...`. The command name may hold
+/// spaces and parentheses, so fields are counted from the last `)`.
+#[cfg(any(target_os = "linux", test))]
+fn stat_is_live_member(stat: &[u8], pgid: i32) -> bool {
+    let Some(close) = stat.iter().rposition(|b| *b == b')') else {
+        return false;
+    };
+    let rest = String::from_utf8_lossy(&stat[close + 1..]);
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next().unwrap_or("Z");
+    let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+    group == Some(pgid) && !matches!(state, "Z" | "X" | "x")
 }
 
 #[cfg(test)]
@@ -229,6 +271,15 @@ mod tests {
     }
 
     const TARGET: KillTarget = KillTarget { pgid: 42, pid: 42 };
+
+    #[test]
+    fn proc_stat_parsing_skips_zombies() {
+        assert!(stat_is_live_member(b"77 (sleep) S 1 42 42 0 -1", 42));
+        assert!(stat_is_live_member(b"77 (a) b) (c) R 1 42 42 0", 42));
+        assert!(!stat_is_live_member(b"77 (sleep) Z 1 42 42 0 -1", 42));
+        assert!(!stat_is_live_member(b"77 (sleep) S 1 43 43 0 -1", 42));
+        assert!(!stat_is_live_member(b"garbage", 42));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn kill_2_term_is_enough_for_a_polite_tree() {

@@ -8,6 +8,8 @@ use crate::kill::{KillSignal, KillTarget, Signaller, kill_tree};
 
 #[derive(Default)]
 struct Inner {
+    /// Jobs running in the foreground right now, so ending the owner ends them too.
+    foreground: Vec<Arc<Job>>,
     tasks: Vec<Arc<Job>>,
     leftovers: Vec<KillTarget>,
     detached: bool,
@@ -45,7 +47,21 @@ impl TaskManager {
     /// Registers a job that has just moved to the background.
     pub fn register(&self, job: Arc<Job>) {
         debug_assert_eq!(job.phase(), Phase::Background);
-        self.lock().tasks.push(job);
+        let mut inner = self.lock();
+        inner.foreground.retain(|other| !Arc::ptr_eq(other, &job));
+        inner.tasks.push(job);
+    }
+
+    /// Tracks a job while a caller waits for it in the foreground.
+    pub(crate) fn track_foreground(&self, job: &Arc<Job>) {
+        self.lock().foreground.push(Arc::clone(job));
+    }
+
+    /// Stops tracking a foreground job that finished.
+    pub(crate) fn untrack_foreground(&self, job: &Arc<Job>) {
+        self.lock()
+            .foreground
+            .retain(|other| !Arc::ptr_eq(other, job));
     }
 
     /// Remembers a process group that a finished foreground command left running, so it
@@ -70,13 +86,15 @@ impl TaskManager {
         self.lock().detached = true;
     }
 
-    /// Ends every running task and every leftover tree, all at once, and waits until
-    /// they are gone (at most about [`crate::KILL_GRACE`]).
+    /// Ends every running command (foreground and background) and every leftover tree,
+    /// all at once, and waits until they are gone (at most about [`crate::KILL_GRACE`]).
     pub async fn shutdown(&self) {
         let (tasks, leftovers) = {
             let mut inner = self.lock();
             inner.detached = true;
-            (inner.tasks.clone(), std::mem::take(&mut inner.leftovers))
+            let mut jobs = std::mem::take(&mut inner.foreground);
+            jobs.extend(inner.tasks.iter().cloned());
+            (jobs, std::mem::take(&mut inner.leftovers))
         };
         // Each tree gets its own tokio task so the grace periods run concurrently.
         let mut set = tokio::task::JoinSet::new();
@@ -108,6 +126,7 @@ impl Drop for TaskManager {
         let targets: Vec<KillTarget> = inner
             .tasks
             .iter()
+            .chain(&inner.foreground)
             .filter(|job| job.exit().is_none())
             .map(|job| job.kill_target())
             .chain(inner.leftovers.iter().copied())

@@ -1,0 +1,64 @@
+//! Command-line arguments, in one place; doc comments are the help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// wavesh: the Bash tool of an AI coding agent, as a command and an MCP server.
+#[derive(Debug, Parser)]
+#[command(name = "wavesh", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one command exactly as the Bash tool would and print what the model reads.
+    ///
+    /// Exits with the command's exit code (0 when it moved to the background; 2 when the
+    /// input is invalid). A command moved to the background keeps running after wavesh
+    /// exits; its process group is printed on stderr.
+    Run(RunArgs),
+    /// Serve the Bash tool over MCP on stdin/stdout; one connection is one session.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workspace root and starting directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// A further directory the shell may stay in (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+    /// Foreground timeout in milliseconds (default 120000); past it the command moves
+    /// to the background, or is stopped if it starts with sleep.
+    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    pub timeout: Option<String>,
+    /// Start the command as a background task and return at once.
+    #[arg(long)]
+    pub background: bool,
+    /// What the command does, in a few words.
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+    /// Print one JSON object with the text and the structured fields.
+    #[arg(long)]
+    pub json: bool,
+    /// Read the raw Bash tool input as JSON from FILE, or from stdin with -.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "timeout", "background", "description"])]
+    pub input: Option<PathBuf>,
+    /// The command; several words are joined with spaces.
+    #[arg(last = true, value_name = "COMMAND", required_unless_present = "input")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The workspace root and starting directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// A further directory the shell may stay in (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+}

@@ -1,0 +1,7 @@
+//! End-to-end tests of the `wavesh` binary, one test binary made of modules.
+#![cfg(unix)]
+#![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
+
+mod mcp;
+mod run;
+mod util;

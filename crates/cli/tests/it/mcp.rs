@@ -1,0 +1,96 @@
+//! `wavesh mcp` driven by the official Python MCP client (a real third-party client) and
+//! by raw JSON-RPC where a signal must reach the server itself.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::util::{Run, WAVESH, Workspace, digit_marker, live_pids_with, python, wait_until};
+
+const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
+
+fn scenario(name: &str) {
+    let python = python();
+    let mut cmd = Command::new(&python);
+    cmd.arg(CLIENT).arg(WAVESH).arg(name);
+    let run = Run::of(cmd);
+    assert!(
+        run.output.status.success(),
+        "MCP scenario {name} failed (python: {python:?}; the `mcp` package must be installed, as .ci/run does)\n{run}"
+    );
+}
+
+/// CWD-2/3/6, EXEC-1, SCHEMA-1/4 and EXEC-2 through a real MCP client.
+#[test]
+fn cwd_2_cwd_3_mcp_directory_persistence() {
+    scenario("cwd");
+}
+
+/// KILL-1/2: closing the client ends every process of the session within 1.5 s.
+#[test]
+fn kill_2_mcp_session_end_ends_the_tree() {
+    scenario("session-end");
+}
+
+/// KILL-2: SIGTERM to the server ends every process it started within 1.5 s.
+#[test]
+fn kill_2_mcp_sigterm_ends_the_tree() {
+    let ws = Workspace::new();
+    let marker = digit_marker();
+    let mut server = ws.wavesh();
+    server.args(["mcp", "--cwd"]).arg(&ws.root);
+    server
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = server.spawn().unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |value: serde_json::Value| {
+        writeln!(stdin, "{value}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "wavesh-test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"serverInfo\""), "initialize: {line}");
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tree = format!(
+        "sleep 311.{marker} & bash -c 'trap \"\" TERM; sleep 312.{marker}; echo x' & sleep 313.{marker}"
+    );
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "Bash", "arguments": {"command": tree}}}),
+    );
+    assert!(wait_until(Duration::from_secs(10), || live_pids_with(
+        &format!(".{marker}")
+    )
+    .len()
+        >= 4));
+    let sent = std::time::Instant::now();
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(server.id().to_string())
+        .status()
+        .unwrap();
+    let gone = wait_until(Duration::from_millis(1500), || {
+        live_pids_with(&format!(".{marker}")).is_empty()
+    });
+    assert!(
+        gone,
+        "left after {:?}: {:?}",
+        sent.elapsed(),
+        live_pids_with(&marker)
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || server
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "server did not exit"
+    );
+}

@@ -1,0 +1,171 @@
+"""End-to-end checks of `wavesh mcp` through the official Python MCP client.
+
+Run by crates/cli/tests/it/mcp.rs as: python mcp_client.py WAVESH_BINARY SCENARIO
+Each scenario prints what it saw and exits non-zero with a message on the first failure.
+"""
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+
+def fail(message):
+    print(f"FAIL: {message}", flush=True)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+def live_pids_with(marker):
+    """Pids of non-zombie processes whose command line holds `marker`."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            pids.append(int(name))
+    return pids
+
+
+async def wait_for(predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return predicate()
+
+
+def server(binary, workspace, *extra):
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR", "WAVESH_LOG")}
+    return StdioServerParameters(command=binary, args=["mcp", "--cwd", workspace, *extra], env=env)
+
+
+async def cwd_scenario(binary):
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    extra = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-extra-"))
+    os.mkdir(os.path.join(workspace, "sub"))
+    os.mkdir(os.path.join(workspace, "doomed"))
+    try:
+        async with stdio_client(server(binary, workspace, "--add-dir", extra)) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                names = [tool.name for tool in tools.tools]
+                check(names == ["Bash"], f"tools: {names}")
+                description = tools.tools[0].description
+                check("600000" in description, "description names the maximum timeout")
+
+                async def bash(command, **kwargs):
+                    result = await session.call_tool("Bash", {"command": command, **kwargs})
+                    return result, text_of(result)
+
+                # CWD-2: cd inside the workspace persists, with the message.
+                result, text = await bash("cd sub")
+                sub = os.path.join(workspace, "sub")
+                check(f"Shell working directory changed to {sub}" in text, f"cd sub: {text!r}")
+                result, text = await bash("pwd")
+                check(text.strip() == sub, f"pwd after cd sub: {text!r}")
+
+                # CWD-3: cd outside resets to the workspace with the message at the end.
+                result, text = await bash("cd /")
+                check(text.endswith(f"Shell cwd was reset to {workspace}"), f"cd /: {text!r}")
+                result, text = await bash("pwd")
+                check(text.strip() == workspace, f"pwd after cd /: {text!r}")
+
+                # CWD-2: an --add-dir directory persists.
+                result, text = await bash(f"cd {extra}")
+                check(f"Shell working directory changed to {extra}" in text, f"cd extra: {text!r}")
+                result, text = await bash("pwd")
+                check(text.strip() == extra, f"pwd in extra: {text!r}")
+
+                # CWD-6: a deleted current directory does not fail the next call.
+                doomed = os.path.join(workspace, "doomed")
+                await bash(f"cd {doomed}")
+                result, text = await bash(f"rmdir {doomed}")
+                result, text = await bash("echo still-here")
+                check(not result.is_error, f"call after deleting cwd failed: {text!r}")
+                check("still-here" in text, f"echo after deleting cwd: {text!r}")
+                result, text = await bash("pwd")
+                check(text.strip() == workspace, f"pwd after deleting cwd: {text!r}")
+
+                # EXEC-1 / OUT-3 through MCP.
+                result, text = await bash("echo out; echo err >&2; exit 3")
+                check(result.is_error and text.startswith("Exit code 3"), f"exit 3: {text!r}")
+                structured = result.structured_content or {}
+                check(structured.get("exit_code") == 3, f"structured: {structured}")
+
+                # SCHEMA-1 / SCHEMA-4 errors are tool errors naming the field.
+                result = await session.call_tool("Bash", {"command": "true", "bogus": 1})
+                check(result.is_error and "bogus" in text_of(result), f"unknown key: {text_of(result)!r}")
+                result = await session.call_tool("Bash", {"command": "true", "timeout": -1})
+                check(result.is_error and "600000" not in text_of(result), f"timeout -1: {text_of(result)!r}")
+
+                # EXEC-2: the command text is not in any process's argv.
+                marker = "zq" + uuid.uuid4().hex
+                result, text = await bash(f"pgrep -f {marker} || echo none")
+                check(text.strip() == "none", f"pgrep saw the command: {text!r}")
+        print("cwd scenario: ok")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(extra, ignore_errors=True)
+
+
+async def session_end_scenario(binary):
+    """KILL-1/2: closing the client ends the whole tree of a running command in 1.5 s."""
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    # Digits only: the marker is the fraction of each sleep's duration.
+    marker = str(uuid.uuid4().int % 10**12).zfill(12)
+    # A child, a grandchild that ignores SIGTERM, and a leftover of an earlier call.
+    tree = (
+        f"sleep 301.{marker} & "
+        f"bash -c 'trap \"\" TERM; sleep 302.{marker}; echo done' & "
+        f"sleep 303.{marker}"
+    )
+    pattern = f".{marker}"
+    try:
+        async with stdio_client(server(binary, workspace)) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("Bash", {"command": f"sleep 304.{marker} & echo started"})
+                check("started" in text_of(result), f"leftover start: {text_of(result)!r}")
+                call = asyncio.create_task(session.call_tool("Bash", {"command": tree}))
+                appeared = await wait_for(lambda: len(live_pids_with(pattern)) >= 4, 10)
+                check(appeared, f"tree did not start: {live_pids_with(pattern)}")
+                closed_at = time.monotonic()
+                call.cancel()
+        gone = await wait_for(lambda: not live_pids_with(pattern), 1.5)
+        elapsed = time.monotonic() - closed_at
+        check(gone, f"processes left {elapsed:.2f}s after close: {live_pids_with(pattern)}")
+        print(f"session end scenario: ok ({elapsed:.2f}s)")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"cwd": cwd_scenario, "session-end": session_end_scenario}
+
+if __name__ == "__main__":
+    binary, scenario = sys.argv[1], sys.argv[2]
+    asyncio.run(SCENARIOS[scenario](binary))

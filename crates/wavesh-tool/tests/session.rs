@@ -1,0 +1,275 @@
+//! The `Session` API with real shells: private files, progress, abort, subagents, the
+//! background commit point.
+#![cfg(unix)]
+#![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use wavesh_exec::Progress;
+use wavesh_tool::{BashInput, CallContext, Session, ToolConfig};
+
+struct Fixture {
+    base: PathBuf,
+    root: PathBuf,
+    session: Session,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let base =
+            std::env::temp_dir().join(format!("wavesh-session-{}-{nanos}", std::process::id()));
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let root = std::fs::canonicalize(root).unwrap();
+        let mut builder = Session::builder(&root);
+        builder
+            .private_base(base.join("private"))
+            .config(ToolConfig::default());
+        std::fs::create_dir_all(base.join("private")).unwrap();
+        let session = builder.build().unwrap();
+        Fixture {
+            base,
+            root,
+            session,
+        }
+    }
+
+    async fn bash(&self, command: &str) -> wavesh_tool::BashResult {
+        self.session
+            .bash(BashInput::new(command), &CallContext::default())
+            .await
+            .unwrap()
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.session.private_dir())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect()
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn bg_2_private_directory_is_0700_and_files_0600() {
+    let fx = Fixture::new();
+    let dir = fx.session.private_dir().to_path_buf();
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(dir.parent().unwrap()), 0o700);
+    let result = fx.bash("head -c 100000 /dev/zero | tr '\\0' y").await;
+    let kept = result.output_path.expect("a persisted output");
+    assert_eq!(mode(&kept), 0o600);
+    assert_eq!(std::fs::metadata(&kept).unwrap().len(), 100_000);
+}
+
+#[tokio::test]
+async fn bg_2_no_output_or_cwd_file_is_left_after_100_commands() {
+    let fx = Fixture::new();
+    for i in 0..100 {
+        let command = match i % 5 {
+            0 => "echo ok".to_owned(),
+            1 => "exit 7".to_owned(),
+            2 => "cd sub && pwd".to_owned(),
+            3 => "cd / ; echo out".to_owned(),
+            _ => format!("echo {i} >&2; false"),
+        };
+        fx.bash(&command).await;
+    }
+    assert_eq!(fx.files(), Vec::<PathBuf>::new());
+}
+
+#[tokio::test]
+async fn cwd_1_moved_command_leaves_only_its_output_file() {
+    let fx = Fixture::new();
+    let mut input = BashInput::new("cd sub; echo a; sleep 0.5; echo b");
+    input.timeout_ms = Some(100);
+    let result = fx
+        .session
+        .bash(input, &CallContext::default())
+        .await
+        .unwrap();
+    assert!(result.assistant_auto_backgrounded);
+    let job = fx
+        .session
+        .tasks()
+        .get(result.background_task_id.as_deref().unwrap())
+        .unwrap();
+    let exit = tokio::time::timeout(Duration::from_secs(5), job.wait())
+        .await
+        .unwrap();
+    assert!(exit.status.success());
+    assert_eq!(
+        exit.cwd_after, None,
+        "a background command's directory is never adopted"
+    );
+    assert_eq!(fx.files(), vec![result.output_path.unwrap()]);
+    assert_eq!(fx.session.cwd(), fx.root);
+}
+
+#[tokio::test]
+async fn exec_5_progress_events_after_two_seconds_then_every_second() {
+    let fx = Fixture::new();
+    let events: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = Arc::clone(&events);
+    let ctx = CallContext {
+        progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))),
+        ..CallContext::default()
+    };
+    let result = fx
+        .session
+        .bash(
+            BashInput::new("for i in 1 2 3 4; do echo tick; sleep 1; done"),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.text, "tick\ntick\ntick\ntick");
+    let events = events.lock().unwrap();
+    assert!(events.len() >= 2, "{events:?}");
+    assert!(events[0].elapsed >= Duration::from_secs(2), "{events:?}");
+    assert!(
+        events
+            .windows(2)
+            .all(|w| w[1].elapsed > w[0].elapsed && w[1].output_bytes >= w[0].output_bytes)
+    );
+    assert!(events.last().unwrap().output_bytes >= 15);
+}
+
+#[tokio::test]
+async fn exec_6_abort_ends_the_tree_and_says_so() {
+    let fx = Fixture::new();
+    let ctx = CallContext::default();
+    let abort = ctx.abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        abort.cancel();
+    });
+    let started = std::time::Instant::now();
+    let result = fx
+        .session
+        .bash(BashInput::new("echo begun; sleep 30 & wait"), &ctx)
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(
+        result.text,
+        "begun\n<error>Command was aborted before completion</error>"
+    );
+    assert!(result.interrupted);
+    assert!(result.is_error);
+}
+
+#[tokio::test]
+async fn cwd_5_subagent_cd_never_persists() {
+    let fx = Fixture::new();
+    let ctx = CallContext {
+        subagent: true,
+        ..CallContext::default()
+    };
+    let result = fx
+        .session
+        .bash(BashInput::new("cd sub && pwd"), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(result.text, fx.root.join("sub").display().to_string());
+    assert_eq!(fx.session.cwd(), fx.root);
+    let result = fx
+        .session
+        .bash(BashInput::new("cd / && pwd"), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(result.text, "/", "no reset message for a subagent");
+}
+
+#[tokio::test]
+async fn cwd_2_added_directory_at_runtime() {
+    let fx = Fixture::new();
+    let extra = fx.base.join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    let extra = std::fs::canonicalize(extra).unwrap();
+    let result = fx.bash(&format!("cd {}", extra.display())).await;
+    assert!(
+        result
+            .text
+            .ends_with(&format!("Shell cwd was reset to {}", fx.root.display()))
+    );
+    fx.session.add_directory(&extra);
+    let result = fx.bash(&format!("cd {}", extra.display())).await;
+    assert_eq!(
+        result.text,
+        format!("Shell working directory changed to {}", extra.display())
+    );
+    assert_eq!(fx.session.cwd(), extra);
+}
+
+#[tokio::test]
+async fn cwd_4_symlinked_workspace_paths_compare_by_real_path() {
+    let fx = Fixture::new();
+    let link = fx.base.join("link-to-ws");
+    std::os::unix::fs::symlink(&fx.root, &link).unwrap();
+    let result = fx.bash(&format!("cd {}/sub", link.display())).await;
+    assert_eq!(
+        result.text,
+        format!(
+            "Shell working directory changed to {}",
+            fx.root.join("sub").display()
+        )
+    );
+}
+
+/// BG-3: a command whose duration equals its timeout is reported exactly once, either
+/// finished in the foreground or as a task whose exit is recorded later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bg_3_commit_point_never_loses_or_doubles_a_completion() {
+    let fx = Fixture::new();
+    let (mut finished, mut moved) = (0, 0);
+    for i in 0..40u64 {
+        let mut input = BashInput::new(format!("true; sleep 0.0{}", 3 + i % 5));
+        input.timeout_ms = Some(30 + i % 5 * 10);
+        let result = fx
+            .session
+            .bash(input, &CallContext::default())
+            .await
+            .unwrap();
+        match result.background_task_id {
+            Some(id) => {
+                moved += 1;
+                assert!(result.assistant_auto_backgrounded);
+                let job = fx.session.tasks().get(&id).unwrap();
+                let exit = tokio::time::timeout(Duration::from_secs(5), job.wait())
+                    .await
+                    .unwrap();
+                assert!(exit.status.success());
+            }
+            None => {
+                finished += 1;
+                assert_eq!(result.exit_code, Some(0));
+            }
+        }
+    }
+    assert_eq!(finished + moved, 40);
+    let running: Vec<_> = fx
+        .session
+        .tasks()
+        .list()
+        .into_iter()
+        .filter(|job| job.exit().is_none())
+        .collect();
+    assert!(running.is_empty());
+}
