@@ -1,0 +1,84 @@
+//! Per-command overhead of wavesh against spawning `bash -c true` directly, interleaved.
+//!
+//! `cargo run --release -p wavesh-tool --example exec_overhead -- [RUNS]` (default 200).
+//! Both sides start the same bash; wavesh adds the prelude, the private output and cwd
+//! files, the process group, the cwd read-back and the model-text rendering.
+#![expect(
+    clippy::print_stdout,
+    clippy::unwrap_used,
+    reason = "a benchmark program"
+)]
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use wavesh_tool::{BashInput, CallContext, Session};
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    samples[((samples.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let runs: usize = std::env::args().nth(1).map_or(200, |n| n.parse().unwrap());
+    let workspace = std::env::temp_dir();
+    let session = Session::builder(&workspace).build().unwrap();
+    let bash = session.shell().path().to_path_buf();
+    let ctx = CallContext::default();
+    // Warm-up: page cache, first-spawn costs.
+    for _ in 0..10 {
+        session.bash(BashInput::new("true"), &ctx).await.unwrap();
+        tokio::process::Command::new(&bash)
+            .args(["-c", "true"])
+            .status()
+            .await
+            .unwrap();
+    }
+    let (mut direct, mut wavesh) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        let start = Instant::now();
+        let status = tokio::process::Command::new(&bash)
+            .args(["-c", "true"])
+            .current_dir(&workspace)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await
+            .unwrap();
+        direct.push(start.elapsed());
+        assert!(status.success());
+
+        let start = Instant::now();
+        let result = session.bash(BashInput::new("true"), &ctx).await.unwrap();
+        wavesh.push(start.elapsed());
+        assert_eq!(result.exit_code, Some(0));
+    }
+    let (d, w) = (median(&mut direct), median(&mut wavesh));
+    println!("runs: {runs} each, interleaved; shell: {}", bash.display());
+    println!(
+        "bash -c true, spawned directly: median {:.3} ms, p90 {:.3} ms",
+        ms(d),
+        ms(percentile(&mut direct, 0.9))
+    );
+    println!(
+        "wavesh Session::bash(\"true\"):   median {:.3} ms, p90 {:.3} ms",
+        ms(w),
+        ms(percentile(&mut wavesh, 0.9))
+    );
+    println!(
+        "added per command: {:.3} ms (ratio {:.2})",
+        ms(w) - ms(d),
+        w.as_secs_f64() / d.as_secs_f64()
+    );
+}
