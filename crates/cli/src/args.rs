@@ -26,12 +26,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The workspace root and starting directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// A further directory the shell may stay in (repeatable).
-    #[arg(long, value_name = "DIR")]
-    pub add_dir: Vec<PathBuf>,
+    #[command(flatten)]
+    pub workspace: WorkspaceArgs,
     /// Foreground timeout in milliseconds (default 120000); past it the command moves
     /// to the background, or is stopped if it starts with sleep.
     #[arg(long, value_name = "MS", allow_hyphen_values = true)]
@@ -55,6 +51,13 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub workspace: WorkspaceArgs,
+}
+
+/// Where the session works.
+#[derive(Debug, Args)]
+pub struct WorkspaceArgs {
     /// The workspace root and starting directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,

@@ -6,7 +6,6 @@ mod printer;
 mod progress;
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -17,7 +16,7 @@ use wavesh_tool::{
     BashInput, BashResult, CallContext, InputError, Session, ToolError, parse_bash_input,
 };
 
-use crate::args::{Cli, Command, McpArgs, RunArgs};
+use crate::args::{Cli, Command, McpArgs, RunArgs, WorkspaceArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -57,13 +56,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn build_session(cwd: Option<PathBuf>, add_dirs: &[PathBuf]) -> anyhow::Result<Session> {
-    let root = match cwd {
-        Some(dir) => dir,
+fn build_session(workspace: &WorkspaceArgs) -> anyhow::Result<Session> {
+    let root = match &workspace.cwd {
+        Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let mut builder = Session::builder(root);
-    for dir in add_dirs {
+    for dir in &workspace.add_dir {
         builder.additional_dir(dir);
     }
     Ok(builder.build()?)
@@ -105,7 +104,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(input) => input,
         Err(error) => return Ok(report_error(&args, &error)),
     };
-    let session = build_session(args.cwd.clone(), &args.add_dir)?;
+    let session = build_session(&args.workspace)?;
     let abort = CancellationToken::new();
     cancel_on_signals(abort.clone());
     let spinner = progress::Spinner::start_if_terminal();
@@ -220,7 +219,7 @@ fn exit_code(result: &BashResult) -> ExitCode {
 }
 
 async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
-    let session = Arc::new(build_session(args.cwd, &args.add_dir)?);
+    let session = Arc::new(build_session(&args.workspace)?);
     let stop = CancellationToken::new();
     cancel_on_signals(stop.clone());
     wavesh_mcp::serve_stdio(session, stop).await?;

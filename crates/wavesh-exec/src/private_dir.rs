@@ -101,6 +101,19 @@ impl PrivateDir {
     }
 }
 
+impl Drop for PrivateDir {
+    /// Removes the session directory if nothing is left in it. Persisted outputs and the
+    /// output files of tasks that outlive the session keep it (their paths were given out).
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_dir(&self.path)
+            && error.kind() != io::ErrorKind::NotFound
+            && error.kind() != io::ErrorKind::DirectoryNotEmpty
+        {
+            tracing::debug!(path = %self.path.display(), %error, "private directory kept");
+        }
+    }
+}
+
 #[cfg(unix)]
 fn user_tag() -> String {
     rustix::process::geteuid().as_raw().to_string()
@@ -207,6 +220,21 @@ mod tests {
         assert_eq!(mode(&path), 0o600);
         let (_, other) = dir.create_file("out", ".log").unwrap();
         assert_ne!(path, other);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn an_empty_session_directory_is_removed_on_drop_a_used_one_kept() {
+        let base = std::env::temp_dir().join(format!("wavesh-pd-test-{}", random_name(6)));
+        std::fs::create_dir(&base).unwrap();
+        let empty = PrivateDir::create(Some(&base)).unwrap();
+        let empty_path = empty.path().to_path_buf();
+        drop(empty);
+        assert!(!empty_path.exists());
+        let used = PrivateDir::create(Some(&base)).unwrap();
+        let (_, kept) = used.create_file("out", ".log").unwrap();
+        drop(used);
+        assert!(kept.exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 

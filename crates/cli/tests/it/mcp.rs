@@ -5,7 +5,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::util::{Run, WAVESH, Workspace, digit_marker, live_pids_with, python, wait_until};
+use crate::util::{
+    Run, WAVESH, Workspace, digit_marker, live_pids_with, python, signal_and_expect_tree_gone,
+    wait_until,
+};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
 
@@ -71,21 +74,7 @@ fn kill_2_mcp_sigterm_ends_the_tree() {
     )
     .len()
         >= 4));
-    let sent = std::time::Instant::now();
-    Command::new("kill")
-        .arg("-TERM")
-        .arg(server.id().to_string())
-        .status()
-        .unwrap();
-    let gone = wait_until(Duration::from_millis(1500), || {
-        live_pids_with(&format!(".{marker}")).is_empty()
-    });
-    assert!(
-        gone,
-        "left after {:?}: {:?}",
-        sent.elapsed(),
-        live_pids_with(&marker)
-    );
+    signal_and_expect_tree_gone(server.id(), "TERM", &format!(".{marker}"));
     assert!(
         wait_until(Duration::from_secs(5), || server
             .try_wait()

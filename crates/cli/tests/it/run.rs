@@ -4,7 +4,9 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::util::{Workspace, digit_marker, kill_group, live_pids_with, wait_until};
+use crate::util::{
+    Workspace, digit_marker, kill_group, live_pids_with, signal_and_expect_tree_gone, wait_until,
+};
 
 #[test]
 fn exec_1_exit_code_and_interleaved_output() {
@@ -338,21 +340,7 @@ fn abort_kills_the_whole_tree(signal: &str) {
         live_pids_with(&format!(".{marker}")).len() >= 5
     });
     assert!(started, "tree did not start: {:?}", live_pids_with(&marker));
-    let sent = std::time::Instant::now();
-    std::process::Command::new("kill")
-        .arg(format!("-{signal}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    let gone = wait_until(Duration::from_millis(1500), || {
-        live_pids_with(&format!(".{marker}")).is_empty()
-    });
-    let elapsed = sent.elapsed();
-    assert!(
-        gone,
-        "left after {elapsed:?}: {:?}",
-        live_pids_with(&marker)
-    );
+    signal_and_expect_tree_gone(child.id(), signal, &format!(".{marker}"));
     let output = child.wait_with_output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(
@@ -384,4 +372,20 @@ fn kill_7_leftover_children_end_with_wavesh_run() {
         &marker
     )
     .is_empty()));
+}
+
+#[test]
+fn bg_2_wavesh_run_leaves_no_private_file_or_directory() {
+    let ws = Workspace::new();
+    for command in ["true", "exit 4", "cd /; echo x", "echo err >&2"] {
+        ws.run(&[], command);
+    }
+    let user_dirs: Vec<_> = std::fs::read_dir(&ws.private).unwrap().flatten().collect();
+    assert_eq!(user_dirs.len(), 1, "one per-user directory");
+    let sessions: Vec<_> = std::fs::read_dir(user_dirs[0].path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(sessions.is_empty(), "left behind: {sessions:?}");
 }

@@ -213,3 +213,23 @@ pub fn python() -> OsString {
     }
     "python3".into()
 }
+
+/// Sends `signal` to `pid` and asserts that no live process with `marker` in its command
+/// line is left 1.5 s later (KILL-2).
+pub fn signal_and_expect_tree_gone(pid: u32, signal: &str, marker: &str) {
+    let sent = Instant::now();
+    Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    let gone = wait_until(Duration::from_millis(1500), || {
+        live_pids_with(marker).is_empty()
+    });
+    assert!(
+        gone,
+        "left {:?} after SIG{signal}: {:?}",
+        sent.elapsed(),
+        live_pids_with(marker)
+    );
+}
