@@ -111,7 +111,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     let ctx = CallContext {
         abort,
         progress: spinner.as_ref().map(progress::Spinner::sink),
-        subagent: false,
+        move_to_background: CancellationToken::new(),
     };
     let outcome = session.bash(input, &ctx).await;
     drop(spinner);

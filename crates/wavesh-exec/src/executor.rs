@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::job::{ExitRecord, Job, JobSpec, Phase, StopCause};
+use crate::job::{BackgroundReason, ExitRecord, Job, JobSpec, Phase, StopCause};
 use crate::kill::Signaller;
 use crate::output::OutputFile;
 use crate::private_dir::{PrivateDir, PrivateDirError, random_name};
@@ -25,8 +25,8 @@ pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// What to do when a foreground command reaches its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnTimeout {
-    /// Move it to the background (BG-3).
-    MoveToBackground,
+    /// Move it to the background (BG-3), recording why.
+    MoveToBackground(BackgroundReason),
     /// End the whole tree (EXEC-4 for `sleep …`, and idle-turn mode, EXEC-7).
     Kill,
 }
@@ -76,6 +76,9 @@ pub struct Controls {
     pub abort: CancellationToken,
     /// Where progress events go, if anywhere.
     pub progress: Option<ProgressSink>,
+    /// Cancelling it moves a running foreground command to the background at once: the
+    /// user's Ctrl+B (BG-6).
+    pub move_to_background: CancellationToken,
 }
 
 impl std::fmt::Debug for Controls {
@@ -96,6 +99,8 @@ pub enum Ending {
     KilledAtTimeout,
     /// The host aborted it (whole tree).
     Aborted,
+    /// Its output reached the cap and it was stopped (BG-8).
+    OutputCap,
 }
 
 /// A command that finished in the foreground.
@@ -111,15 +116,6 @@ pub struct Finished {
     pub cwd_after: Option<PathBuf>,
     /// How long it ran.
     pub duration: Duration,
-}
-
-/// Why a command runs in the background.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackgroundReason {
-    /// `run_in_background` was set.
-    Requested,
-    /// Its foreground deadline passed (BG-3).
-    Timeout,
 }
 
 /// A command now running as a background task.
@@ -174,7 +170,11 @@ pub struct Executor {
     spawner: Arc<dyn Spawner>,
     signaller: Arc<dyn Signaller>,
     env: Vec<(OsString, Option<OsString>)>,
+    output_cap: Option<u64>,
 }
+
+/// The default output cap: 5 GiB (BG-8).
+pub const DEFAULT_OUTPUT_CAP: u64 = 5 * 1024 * 1024 * 1024;
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -203,7 +203,13 @@ impl Executor {
             spawner,
             signaller,
             env,
+            output_cap: Some(DEFAULT_OUTPUT_CAP),
         }
+    }
+
+    /// Sets the output cap in bytes (BG-8); `None` lifts it.
+    pub fn set_output_cap(&mut self, cap: Option<u64>) {
+        self.output_cap = cap;
     }
 
     /// Sets (`Some`) or removes (`None`) a variable in every command's environment.
@@ -237,7 +243,7 @@ impl Executor {
         tasks: &TaskManager,
     ) -> Result<Outcome, ExecError> {
         let started = Instant::now();
-        let job = self.start(&request)?;
+        let job = self.start(&request, tasks)?;
         let (timeout, on_timeout) = match request.mode {
             Mode::Background => {
                 // Never in the foreground: there is nothing to commit.
@@ -284,21 +290,23 @@ impl Executor {
                     job.stop(StopCause::Aborted).await;
                     break Ending::Aborted;
                 }
+                () = controls.move_to_background.cancelled() => {
+                    if let Some(outcome) = commit_background(job, tasks, BackgroundReason::User) {
+                        return Ok(outcome);
+                    }
+                    break Ending::Exited;
+                }
                 () = tokio::time::sleep_until(deadline) => match on_timeout {
                     OnTimeout::Kill => {
                         job.stop(StopCause::Timeout).await;
                         break Ending::KilledAtTimeout;
                     }
-                    OnTimeout::MoveToBackground => {
-                        if job.move_to_background() {
-                            tasks.register(Arc::clone(job));
-                            return Ok(Outcome::Backgrounded(Backgrounded {
-                                job: Arc::clone(job),
-                                reason: BackgroundReason::Timeout,
-                            }));
+                    OnTimeout::MoveToBackground(reason) => {
+                        if let Some(outcome) = commit_background(job, tasks, reason) {
+                            return Ok(outcome);
                         }
-                        // It exited at the very moment of the deadline: the completion
-                        // won the race and is reported in the foreground.
+                        // It exited (or is being stopped) at the very moment of the
+                        // deadline: it is reported in the foreground.
                         break Ending::Exited;
                     }
                 },
@@ -313,6 +321,10 @@ impl Executor {
         let ExitRecord {
             status, cwd_after, ..
         } = job.wait().await;
+        let ending = match (ending, job.stopped()) {
+            (Ending::Exited, Some(StopCause::OutputCap)) => Ending::OutputCap,
+            (ending, _) => ending,
+        };
         if job.tree_alive() {
             // `server &`: the shell is gone but its children run on; they end with the
             // owner (KILL-7).
@@ -328,7 +340,7 @@ impl Executor {
     }
 
     /// Creates the private files and starts the shell.
-    fn start(&self, request: &Request) -> Result<Arc<Job>, ExecError> {
+    fn start(&self, request: &Request, tasks: &TaskManager) -> Result<Arc<Job>, ExecError> {
         if !request.cwd.is_dir() {
             return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
         }
@@ -363,18 +375,15 @@ impl Executor {
                 source,
             })
         })?;
-        let phase = if background {
-            Phase::Background
-        } else {
-            Phase::Foreground
-        };
         Ok(Job::start(
             JobSpec {
                 id,
                 command: request.command.clone(),
                 output_path,
                 cwd_file,
-                phase,
+                background: background.then_some(BackgroundReason::Requested),
+                on_exit: Some(tasks.exit_hook()),
+                output_cap: self.output_cap,
             },
             child,
             Arc::clone(&self.signaller),
@@ -393,6 +402,23 @@ impl Executor {
         })();
         write.map_err(|source| ExecError::CommandFile { path, source })
     }
+}
+
+/// The commit point: moves the job to the background and registers it, unless it has
+/// already exited or is being stopped.
+fn commit_background(
+    job: &Arc<Job>,
+    tasks: &TaskManager,
+    reason: BackgroundReason,
+) -> Option<Outcome> {
+    if !job.move_to_background(reason) {
+        return None;
+    }
+    tasks.register(Arc::clone(job));
+    Some(Outcome::Backgrounded(Backgrounded {
+        job: Arc::clone(job),
+        reason,
+    }))
 }
 
 /// Ends tracking of a foreground job. If the caller's future is dropped while the job

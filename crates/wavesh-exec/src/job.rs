@@ -29,12 +29,61 @@ pub struct ExitRecord {
 /// Who stopped a job, when someone did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopCause {
-    /// The host aborted the call (EXEC-6).
+    /// The host aborted the foreground call (EXEC-6).
     Aborted,
     /// The foreground deadline passed and the command may not move to the background.
     Timeout,
-    /// The owner (session) ended.
+    /// The owner (session or subagent) was released (KILL-6).
     OwnerReleased,
+    /// The model called TaskStop (TASK-4).
+    Model,
+    /// The user stopped it from the host's UI.
+    User,
+    /// Its output reached the output cap (BG-8).
+    OutputCap,
+}
+
+/// Why a job runs in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundReason {
+    /// `run_in_background` was set.
+    Requested,
+    /// Its foreground deadline passed (BG-3).
+    Timeout,
+    /// The host's blocking budget in assistant mode passed (BG-6).
+    AssistantBudget,
+    /// The user moved it (the host's Ctrl+B, BG-6).
+    User,
+}
+
+/// Where a task stands, for TaskOutput, listings and notifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// Still running.
+    Running,
+    /// Exited with code 0.
+    Completed,
+    /// Exited with another code, or was ended by a signal nobody of ours sent.
+    Failed,
+    /// Ended by us, for this reason.
+    Stopped(StopCause),
+}
+
+impl TaskStatus {
+    /// The status word shown to the model: `running`, `completed`, `failed`, `stopped`.
+    pub fn word(self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Stopped(_) => "stopped",
+        }
+    }
+
+    /// Whether the task has ended.
+    pub fn is_terminal(self) -> bool {
+        self != TaskStatus::Running
+    }
 }
 
 /// A job's phase in the lifecycle.
@@ -51,7 +100,13 @@ struct State {
     phase: Phase,
     exit: Option<ExitRecord>,
     stopped: Option<StopCause>,
+    background_reason: Option<BackgroundReason>,
+    /// The owner was told of the end (by a notification or by TaskOutput, TASK-3).
+    notified: bool,
 }
+
+/// Called when a job's shell exits (the owner's wake-up for notifications).
+pub type ExitHook = Arc<dyn Fn() + Send + Sync>;
 
 /// A started command.
 pub struct Job {
@@ -64,6 +119,8 @@ pub struct Job {
     state: Mutex<State>,
     exited: watch::Sender<bool>,
     signaller: Arc<dyn Signaller>,
+    on_exit: Option<ExitHook>,
+    output_cap: Option<u64>,
 }
 
 impl std::fmt::Debug for Job {
@@ -82,7 +139,9 @@ pub(crate) struct JobSpec {
     pub command: String,
     pub output_path: PathBuf,
     pub cwd_file: Option<PathBuf>,
-    pub phase: Phase,
+    pub background: Option<BackgroundReason>,
+    pub on_exit: Option<ExitHook>,
+    pub output_cap: Option<u64>,
 }
 
 impl Job {
@@ -104,13 +163,24 @@ impl Job {
             cwd_file: spec.cwd_file,
             started_at: SystemTime::now(),
             state: Mutex::new(State {
-                phase: spec.phase,
+                phase: if spec.background.is_some() {
+                    Phase::Background
+                } else {
+                    Phase::Foreground
+                },
                 exit: None,
                 stopped: None,
+                background_reason: spec.background,
+                notified: false,
             }),
             exited,
             signaller,
+            on_exit: spec.on_exit,
+            output_cap: spec.output_cap,
         });
+        if let Some(cap) = job.output_cap {
+            tokio::spawn(watch_output_cap(Arc::clone(&job), cap));
+        }
         let watcher = Arc::clone(&job);
         tokio::spawn(async move {
             let status = match child.wait().await {
@@ -143,6 +213,9 @@ impl Job {
         });
         drop(state);
         self.exited.send_replace(true);
+        if let Some(hook) = &self.on_exit {
+            hook();
+        }
     }
 
     /// Reads back the final directory (only after success, only in the foreground) and
@@ -201,15 +274,50 @@ impl Job {
         self.lock().phase
     }
 
+    /// Why it runs in the background, once it does.
+    pub fn background_reason(&self) -> Option<BackgroundReason> {
+        self.lock().background_reason
+    }
+
+    /// Where it stands.
+    pub fn status(&self) -> TaskStatus {
+        let state = self.lock();
+        match (&state.exit, state.stopped) {
+            (None, _) => TaskStatus::Running,
+            (Some(_), Some(cause)) => TaskStatus::Stopped(cause),
+            (Some(exit), None) if exit.status.success() => TaskStatus::Completed,
+            (Some(_), None) => TaskStatus::Failed,
+        }
+    }
+
+    /// Marks the end as told to the owner. Returns `true` only for the first caller
+    /// after the job ended, so a completion is reported exactly once (TASK-3).
+    pub fn mark_notified(&self) -> bool {
+        let mut state = self.lock();
+        if state.exit.is_none() || state.notified {
+            return false;
+        }
+        state.notified = true;
+        true
+    }
+
+    /// Whether the end was told already.
+    pub fn notified(&self) -> bool {
+        self.lock().notified
+    }
+
     /// The commit point of BG-3: moves a foreground job to the background unless it has
     /// already exited. Returns whether it moved. Once moved, the cwd file is removed (a
     /// background command's directory is never adopted).
-    pub fn move_to_background(&self) -> bool {
+    pub fn move_to_background(&self, reason: BackgroundReason) -> bool {
         let mut state = self.lock();
-        if state.exit.is_some() || state.phase == Phase::Background {
+        // A command being stopped (at the output cap, say) stays where it is: it ends at
+        // once even if its deadline fires meanwhile (BG-8).
+        if state.exit.is_some() || state.stopped.is_some() || state.phase == Phase::Background {
             return false;
         }
         state.phase = Phase::Background;
+        state.background_reason = Some(reason);
         drop(state);
         if let Some(path) = &self.cwd_file {
             remove_quietly(path);
@@ -237,14 +345,17 @@ impl Job {
 
     /// Ends the whole tree (KILL), recording who asked, and waits for the shell's exit.
     pub async fn stop(&self, cause: StopCause) -> ExitRecord {
-        {
-            let mut state = self.lock();
-            if state.exit.is_none() && state.stopped.is_none() {
-                state.stopped = Some(cause);
-            }
-        }
+        self.record_stop(cause);
         self.kill().await;
         self.wait().await
+    }
+
+    /// Records who is stopping a still-running job (the first cause wins).
+    pub(crate) fn record_stop(&self, cause: StopCause) {
+        let mut state = self.lock();
+        if state.exit.is_none() && state.stopped.is_none() {
+            state.stopped = Some(cause);
+        }
     }
 
     /// Ends the whole tree without recording a cause.
@@ -259,6 +370,48 @@ impl Job {
 
     pub(crate) fn kill_target(&self) -> KillTarget {
         self.target
+    }
+}
+
+/// BG-8: stops the job once its output passes `cap` bytes, in either phase, and trims
+/// the file to the cap. The check interval shrinks as the output nears the cap (assuming
+/// at most 4 GB/s of output), so a small cap is hit closely and a large one costs a stat
+/// every half second.
+async fn watch_output_cap(job: Arc<Job>, cap: u64) {
+    const RATE_BYTES_PER_MS: u64 = 4 * 1024 * 1024;
+    let mut exited = job.exited.subscribe();
+    loop {
+        let size = std::fs::metadata(&job.output_path).map_or(0, |m| m.len());
+        if size > cap {
+            {
+                let mut state = job.lock();
+                if state.exit.is_some() {
+                    return;
+                }
+                state.stopped.get_or_insert(StopCause::OutputCap);
+            }
+            tracing::info!(
+                pid = job.pid(),
+                cap,
+                size,
+                "output cap reached; stopping the command"
+            );
+            job.kill().await;
+            job.wait().await;
+            if let Err(error) = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&job.output_path)
+                .and_then(|file| file.set_len(cap))
+            {
+                tracing::warn!(path = %job.output_path.display(), %error, "cannot trim the output to the cap");
+            }
+            return;
+        }
+        let wait_ms = ((cap - size) / RATE_BYTES_PER_MS).clamp(2, 500);
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_millis(wait_ms)) => {}
+            _ = exited.wait_for(|done| *done) => return,
+        }
     }
 }
 

@@ -22,10 +22,10 @@ pub mod spawn;
 mod tasks;
 
 pub use executor::{
-    BackgroundReason, Backgrounded, Controls, Ending, ExecError, Executor, Finished, Mode,
+    Backgrounded, Controls, DEFAULT_OUTPUT_CAP, Ending, ExecError, Executor, Finished, Mode,
     OnTimeout, Outcome, PROGRESS_EVERY, PROGRESS_START, Progress, ProgressSink, Request,
 };
-pub use job::{ExitRecord, Job, Phase, StopCause};
+pub use job::{BackgroundReason, ExitHook, ExitRecord, Job, Phase, StopCause, TaskStatus};
 #[cfg(unix)]
 pub use kill::PosixSignaller;
 pub use kill::{KILL_GRACE, KillReport, KillTarget, Signaller};
@@ -33,4 +33,4 @@ pub use output::OutputFile;
 pub use private_dir::{PrivateDir, PrivateDirError};
 pub use shell::{Shell, ShellError, ShellKind, resolve_shell};
 pub use spawn::{DirectSpawner, ExitStatus, Spawner};
-pub use tasks::TaskManager;
+pub use tasks::{StopError, StopOutcome, TaskManager};

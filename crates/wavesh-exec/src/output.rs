@@ -39,14 +39,24 @@ impl OutputFile {
 
     /// Up to `max` bytes from the start.
     pub fn read_head(&self, max: u64) -> io::Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        File::open(&self.path)?.take(max).read_to_end(&mut bytes)?;
-        Ok(bytes)
+        Self::read_head_of(&self.path, max)
     }
 
     /// Up to `max` bytes from the end.
     pub fn read_tail(&self, max: u64) -> io::Result<Vec<u8>> {
-        let mut file = File::open(&self.path)?;
+        Self::read_tail_of(&self.path, max)
+    }
+
+    /// Up to `max` bytes from the start of any file (a live task's output, say).
+    pub fn read_head_of(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        File::open(path)?.take(max).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Up to `max` bytes from the end of any file.
+    pub fn read_tail_of(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+        let mut file = File::open(path)?;
         let len = file.metadata()?.len();
         file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
         let mut bytes = Vec::new();

@@ -1,9 +1,17 @@
-//! The jobs an owner (a session) is responsible for: background tasks and the trees that
-//! foreground commands left running (KILL-7). Ending the owner ends them all.
+//! The jobs one owner (a session or a subagent) is responsible for: background tasks,
+//! foreground commands while they run, and the trees that foreground commands left
+//! running (KILL-7). Releasing or dropping the owner ends them all (KILL-6).
+//!
+//! Completion notifications are state, not messages: a task that ended and whose end was
+//! not yet told is "pending" until [`TaskManager::take_finished`] or TaskOutput marks it
+//! notified. Nothing can be lost between an event and its delivery, and nothing is told
+//! twice (TASK-3). [`TaskManager::subscribe`] only wakes the host up to look.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::job::{Job, Phase, StopCause};
+use tokio::sync::watch;
+
+use crate::job::{ExitHook, Job, Phase, StopCause, TaskStatus};
 use crate::kill::{KillSignal, KillTarget, Signaller, kill_tree};
 
 #[derive(Default)]
@@ -13,12 +21,31 @@ struct Inner {
     tasks: Vec<Arc<Job>>,
     leftovers: Vec<KillTarget>,
     detached: bool,
+    released: bool,
+}
+
+/// Why [`TaskManager::stop`] did not stop anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StopError {
+    /// No task of this owner has the id.
+    #[error("no task with ID {0}")]
+    Unknown(String),
+}
+
+/// What [`TaskManager::stop`] did.
+#[derive(Debug, Clone)]
+pub enum StopOutcome {
+    /// The task was running and its tree has been ended.
+    Stopped(Arc<Job>),
+    /// The task had already ended; nothing was done.
+    AlreadyEnded(Arc<Job>),
 }
 
 /// Background tasks and leftover process trees of one owner.
 pub struct TaskManager {
     inner: Mutex<Inner>,
     signaller: Arc<dyn Signaller>,
+    changed: Arc<watch::Sender<u64>>,
 }
 
 impl std::fmt::Debug for TaskManager {
@@ -33,23 +60,51 @@ impl TaskManager {
         TaskManager {
             inner: Mutex::new(Inner::default()),
             signaller,
+            changed: Arc::new(watch::channel(0).0),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        // Every update is a single push or flag write, so a poisoned lock still holds
-        // consistent data.
+        // Every update is a single push, retain or flag write, so a poisoned lock still
+        // holds consistent data.
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    fn bump(&self) {
+        self.changed.send_modify(|generation| *generation += 1);
+    }
+
+    /// The hook jobs call when their shell exits: it wakes up subscribers.
+    pub(crate) fn exit_hook(&self) -> ExitHook {
+        let changed = Arc::clone(&self.changed);
+        Arc::new(move || changed.send_modify(|generation| *generation += 1))
+    }
+
+    /// A receiver that changes whenever a task is registered or a job exits. Look at
+    /// [`TaskManager::pending`] or [`TaskManager::take_finished`] after each change.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
     /// Registers a job that has just moved to the background.
     pub fn register(&self, job: Arc<Job>) {
         debug_assert_eq!(job.phase(), Phase::Background);
-        let mut inner = self.lock();
-        inner.foreground.retain(|other| !Arc::ptr_eq(other, &job));
-        inner.tasks.push(job);
+        let released = {
+            let mut inner = self.lock();
+            inner.foreground.retain(|other| !Arc::ptr_eq(other, &job));
+            inner.tasks.push(Arc::clone(&job));
+            inner.released
+        };
+        if released {
+            // Registered after the owner was released: it must not outlive it.
+            tokio::spawn(async move {
+                job.stop(StopCause::OwnerReleased).await;
+            });
+        }
+        // The job may have exited before it was registered; subscribers look again.
+        self.bump();
     }
 
     /// Tracks a job while a caller waits for it in the foreground.
@@ -80,25 +135,64 @@ impl TaskManager {
         self.lock().tasks.clone()
     }
 
+    /// Tasks that ended and whose end has not been told yet.
+    pub fn pending(&self) -> Vec<Arc<Job>> {
+        self.lock()
+            .tasks
+            .iter()
+            .filter(|job| job.status().is_terminal() && !job.notified())
+            .cloned()
+            .collect()
+    }
+
+    /// Takes the ended tasks whose end was not told yet, marking them told: each end is
+    /// returned exactly once, here or through TaskOutput (TASK-3).
+    pub fn take_finished(&self) -> Vec<Arc<Job>> {
+        self.pending()
+            .into_iter()
+            .filter(|job| job.mark_notified())
+            .collect()
+    }
+
+    /// Stops a task (whole tree) on behalf of `cause` and waits until its shell exited.
+    /// A task that already ended is not an error (TASK-4).
+    pub async fn stop(&self, id: &str, cause: StopCause) -> Result<StopOutcome, StopError> {
+        let job = self
+            .get(id)
+            .ok_or_else(|| StopError::Unknown(id.to_owned()))?;
+        if job.status() != TaskStatus::Running {
+            return Ok(StopOutcome::AlreadyEnded(job));
+        }
+        job.stop(cause).await;
+        Ok(StopOutcome::Stopped(job))
+    }
+
     /// Leaves every task running when the manager is dropped: `wavesh run` exits while
     /// the commands it moved to the background go on, by design.
     pub fn detach(&self) {
         self.lock().detached = true;
     }
 
+    /// Whether [`TaskManager::shutdown`] ran.
+    pub fn is_released(&self) -> bool {
+        self.lock().released
+    }
+
     /// Ends every running command (foreground and background) and every leftover tree,
     /// all at once, and waits until they are gone (at most about [`crate::KILL_GRACE`]).
+    /// Tasks started later are stopped as soon as they are registered.
     pub async fn shutdown(&self) {
-        let (tasks, leftovers) = {
+        let (jobs, leftovers) = {
             let mut inner = self.lock();
             inner.detached = true;
+            inner.released = true;
             let mut jobs = std::mem::take(&mut inner.foreground);
             jobs.extend(inner.tasks.iter().cloned());
             (jobs, std::mem::take(&mut inner.leftovers))
         };
         // Each tree gets its own tokio task so the grace periods run concurrently.
         let mut set = tokio::task::JoinSet::new();
-        for job in tasks.into_iter().filter(|job| job.exit().is_none()) {
+        for job in jobs.into_iter().filter(|job| job.exit().is_none()) {
             set.spawn(async move {
                 job.stop(StopCause::OwnerReleased).await;
             });
@@ -117,7 +211,7 @@ impl TaskManager {
 
 impl Drop for TaskManager {
     /// A manager dropped without [`TaskManager::shutdown`] still ends its trees:
-    /// SIGTERM now, and SIGKILL one second later from a helper thread (KILL-2).
+    /// SIGTERM now, and SIGKILL one second later from a helper thread (KILL-2, KILL-6).
     fn drop(&mut self) {
         let inner = self.lock();
         if inner.detached {
@@ -128,7 +222,10 @@ impl Drop for TaskManager {
             .iter()
             .chain(&inner.foreground)
             .filter(|job| job.exit().is_none())
-            .map(|job| job.kill_target())
+            .map(|job| {
+                job.record_stop(StopCause::OwnerReleased);
+                job.kill_target()
+            })
             .chain(inner.leftovers.iter().copied())
             .collect();
         drop(inner);

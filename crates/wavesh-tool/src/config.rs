@@ -13,6 +13,25 @@ pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 30_000;
 pub const MAX_OUTPUT_CHARS_CAP: usize = 150_000;
 /// Characters of the start and of the end of a persisted output shown inline (OUT-1).
 pub const PREVIEW_CHARS: usize = 2_000;
+/// Default TaskOutput text limit, in characters (TASK-2).
+pub const DEFAULT_TASK_OUTPUT_CHARS: usize = 32_000;
+/// The highest TaskOutput text limit `TASK_MAX_OUTPUT_LENGTH` may set.
+pub const TASK_OUTPUT_CHARS_CAP: usize = 160_000;
+/// The blocking budget of assistant mode (BG-6).
+pub const ASSISTANT_BUDGET_MS: u64 = 15_000;
+
+/// How the host runs its agent loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostMode {
+    /// Commands wait up to their timeout, then move to the background.
+    #[default]
+    Normal,
+    /// A foreground command blocks at most 15 s, then moves to the background (BG-6).
+    Assistant,
+    /// Everything runs in the foreground: the timeout kills, and `run_in_background` is
+    /// refused (EXEC-7).
+    IdleTurn,
+}
 
 /// Settings of the Bash tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +48,12 @@ pub struct ToolConfig {
     pub host_tools: Vec<String>,
     /// Whether grep/find/rg inside commands are wavesh's gitignore-aware built-ins.
     pub search_shadowing: bool,
+    /// TaskOutput's text limit, in characters.
+    pub task_max_output_chars: usize,
+    /// The agent-loop mode.
+    pub mode: HostMode,
+    /// Output cap per command in bytes (BG-8); `None` for none.
+    pub output_cap_bytes: Option<u64>,
 }
 
 impl Default for ToolConfig {
@@ -39,6 +64,9 @@ impl Default for ToolConfig {
             max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
             host_tools: Vec::new(),
             search_shadowing: false,
+            task_max_output_chars: DEFAULT_TASK_OUTPUT_CHARS,
+            mode: HostMode::Normal,
+            output_cap_bytes: Some(wavesh_exec::DEFAULT_OUTPUT_CAP),
         }
     }
 }
@@ -71,6 +99,10 @@ impl ToolConfig {
         if let Some(chars) = positive(&lookup, env_vars::BASH_MAX_OUTPUT_LENGTH) {
             self.max_output_chars = usize::try_from(chars)
                 .map_or(MAX_OUTPUT_CHARS_CAP, |c| c.min(MAX_OUTPUT_CHARS_CAP));
+        }
+        if let Some(chars) = positive(&lookup, env_vars::TASK_MAX_OUTPUT_LENGTH) {
+            self.task_max_output_chars = usize::try_from(chars)
+                .map_or(TASK_OUTPUT_CHARS_CAP, |c| c.min(TASK_OUTPUT_CHARS_CAP));
         }
         self
     }
@@ -124,6 +156,19 @@ mod tests {
         assert_eq!(c.default_timeout_ms, MAX_TIMEOUT_MS);
         let c = config(&[("BASH_MAX_TIMEOUT_MS", "60000")]);
         assert_eq!(c.default_timeout_ms, 60_000);
+    }
+
+    #[test]
+    fn task_2_task_output_length_is_capped_at_160000() {
+        assert_eq!(config(&[]).task_max_output_chars, 32_000);
+        assert_eq!(
+            config(&[("TASK_MAX_OUTPUT_LENGTH", "50000")]).task_max_output_chars,
+            50_000
+        );
+        assert_eq!(
+            config(&[("TASK_MAX_OUTPUT_LENGTH", "999999")]).task_max_output_chars,
+            160_000
+        );
     }
 
     #[test]

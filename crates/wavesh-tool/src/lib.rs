@@ -7,6 +7,7 @@
 //! timeouts, background moves and directory changes. The description and schema are built
 //! from one configuration so the advertised limits can never disagree.
 
+mod agent;
 pub mod command_words;
 pub mod config;
 pub mod description;
@@ -14,11 +15,14 @@ pub mod env_vars;
 pub mod input;
 pub mod render;
 mod session;
+pub mod task_tools;
 
-pub use config::ToolConfig;
+pub use config::{HostMode, ToolConfig};
 pub use description::{BASH_TOOL_NAME, bash_description, bash_input_schema};
 pub use input::{BashInput, InputError, parse_bash_input};
 pub use session::{
-    BashResult, CallContext, Session, SessionBuilder, SessionError, TaskSnapshot, ToolError,
-    normalize_private, on_timeout,
+    BashResult, CallContext, Session, SessionBuilder, SessionError, Subagent, TaskInfo,
+    TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError, normalize_private,
+    on_timeout,
 };
+pub use task_tools::{TaskOutputInput, TaskStopInput};

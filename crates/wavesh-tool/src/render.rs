@@ -272,6 +272,29 @@ pub fn background_timeout(timeout_ms: u64, task_id: &str, output_path: &Path) ->
     )
 }
 
+/// BG-5, moved by the user.
+pub fn background_user(task_id: &str, output_path: &Path) -> String {
+    format!(
+        "Command was manually backgrounded by user with ID: {task_id}. Output is being written to: {}",
+        output_path.display()
+    )
+}
+
+/// BG-6, moved at the assistant-mode blocking budget.
+pub fn background_assistant(budget_ms: u64, task_id: &str, output_path: &Path) -> String {
+    format!(
+        "Command exceeded the assistant-mode blocking budget ({}s) and was moved to the background with ID: {task_id}. \
+         It is still running — you will be notified when it completes. Output is being written to: {}",
+        seconds(budget_ms),
+        output_path.display()
+    )
+}
+
+/// BG-8: the line after the output of a foreground command stopped at the output cap.
+pub fn output_cap_stopped(cap_bytes: u64) -> String {
+    format!("Command was stopped: its output reached the output cap of {cap_bytes} bytes.")
+}
+
 /// CWD-2.
 pub fn cwd_changed(dir: &Path) -> String {
     format!("Shell working directory changed to {}", dir.display())

@@ -1,23 +1,29 @@
-//! The `Session` hosts embed: the workspace, the current directory across calls, and the
-//! `Bash` tool on top of the executor.
+//! The `Session` hosts embed — the workspace, the current directory across calls, the
+//! tools on top of the executor — and the subagents made from it, each with its own
+//! background tasks (KILL-6).
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use wavesh_exec::shell::{RealFiles, ShellEnv};
 use wavesh_exec::{
-    BackgroundReason, Backgrounded, Controls, DirectSpawner, Ending, ExecError, Executor, Finished,
-    Mode, OnTimeout, Outcome, PrivateDir, PrivateDirError, ProgressSink, Request, Shell,
-    ShellError, Signaller, Spawner, TaskManager, resolve_shell,
+    DirectSpawner, ExecError, Executor, OnTimeout, PrivateDir, PrivateDirError, ProgressSink,
+    Shell, ShellError, Signaller, Spawner, TaskManager, resolve_shell,
 };
 
+use crate::agent::Agent;
 use crate::command_words::first_command_name;
 use crate::config::ToolConfig;
 use crate::input::{BashInput, InputError, parse_bash_input};
-use crate::render::{self, ExitMeaning, ModelOutput};
+use crate::render;
+use crate::task_tools::{
+    TaskOutputInput, TaskStopInput, parse_task_output_input, parse_task_stop_input,
+};
 
 /// What the host passes with each call.
 #[derive(Clone, Default)]
@@ -26,16 +32,15 @@ pub struct CallContext {
     pub abort: CancellationToken,
     /// Progress events for the host's UI (EXEC-5); the model sees none of them.
     pub progress: Option<ProgressSink>,
-    /// The call comes from a subagent: it starts in the session's directory, and its `cd`
-    /// never persists (CWD-5).
-    pub subagent: bool,
+    /// Cancelling moves the running foreground command to the background: the user's
+    /// Ctrl+B (BG-6).
+    pub move_to_background: CancellationToken,
 }
 
 impl std::fmt::Debug for CallContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallContext")
             .field("aborted", &self.abort.is_cancelled())
-            .field("subagent", &self.subagent)
             .finish_non_exhaustive()
     }
 }
@@ -71,19 +76,22 @@ pub struct BashResult {
     pub success: bool,
     /// The shell's exit code, when it finished in the foreground.
     pub exit_code: Option<i32>,
-    /// The command was ended by an abort or at its deadline.
+    /// The command was ended by an abort, at its deadline or at the output cap.
     pub interrupted: bool,
     /// `backgrounded` when it runs as a background task, else `completed`.
     pub status: &'static str,
     /// The task id when it runs in the background (the wave spec's `bash_id`).
     #[serde(rename = "backgroundTaskId")]
     pub background_task_id: Option<String>,
-    /// Moved to the background at its deadline.
+    /// Moved to the background at its deadline or the assistant-mode budget.
     #[serde(rename = "assistantAutoBackgrounded")]
     pub assistant_auto_backgrounded: bool,
     /// Moved to the background by the user.
     #[serde(rename = "backgroundedByUser")]
     pub backgrounded_by_user: bool,
+    /// The host should end the agent's turn: only a move by the user does (BG-6).
+    #[serde(rename = "stopsAgentLoop")]
+    pub stops_agent_loop: bool,
     /// The output file: live for a background task, kept for a persisted output.
     #[serde(rename = "outputPath")]
     pub output_path: Option<PathBuf>,
@@ -96,12 +104,89 @@ pub struct BashResult {
     pub cwd: PathBuf,
 }
 
+/// The result of a TaskOutput call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskOutputResult {
+    /// What the model reads.
+    pub text: String,
+    /// `success`, `timeout` or `not_ready`.
+    pub retrieval_status: &'static str,
+    /// The task.
+    pub task_id: String,
+    /// `running`, `completed`, `failed` or `stopped`.
+    pub status: &'static str,
+    /// The exit code once it ended.
+    pub exit_code: Option<i32>,
+    /// The full output.
+    pub output_path: PathBuf,
+}
+
+/// The result of a TaskStop call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskStopResult {
+    /// What the model reads.
+    pub text: String,
+    /// The task.
+    pub task_id: String,
+    /// The command it ran.
+    pub command: String,
+    /// The task had ended before the call: nothing was stopped.
+    pub already_finished: bool,
+    /// Its status after the call.
+    pub status: &'static str,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+}
+
+/// A background task that ended, to be told to the model (BG-7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskNotification {
+    /// The task.
+    pub task_id: String,
+    /// `completed`, `failed` or `stopped`.
+    pub status: &'static str,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// The full output.
+    pub output_path: PathBuf,
+    /// The `<task-notification>` text the host injects.
+    pub text: String,
+}
+
+/// A task as the host's UI lists it (TASK-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskInfo {
+    /// The task id.
+    pub task_id: String,
+    /// The command.
+    pub command: String,
+    /// The call's description, if it had one.
+    pub description: Option<String>,
+    /// `running`, `completed`, `failed` or `stopped`.
+    pub status: &'static str,
+    /// The status with its cause (`stopped by you`, ...).
+    pub status_detail: &'static str,
+    /// The exit code once it ended.
+    pub exit_code: Option<i32>,
+    /// Start time, RFC 3339.
+    pub started_at: String,
+    /// End time, RFC 3339.
+    pub ended_at: Option<String>,
+    /// The shell's pid.
+    pub pid: i32,
+    /// The tree's process group.
+    pub pgid: i32,
+    /// The live output file.
+    pub output_path: PathBuf,
+}
+
 /// Why a call could not run. A command that ran and failed is not an error: it is a
 /// result with `is_error` set.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The input was invalid.
-    #[error("invalid Bash input: {0}")]
+    #[error("invalid input: {0}")]
     Input(#[from] InputError),
     /// The command could not be started.
     #[error(transparent)]
@@ -114,6 +199,25 @@ pub enum ToolError {
         /// The cause.
         source: std::io::Error,
     },
+    /// `run_in_background` in idle-turn mode (EXEC-7).
+    #[error(
+        "run_in_background is not available here: this host runs every command in the foreground. Run the command without it, with a timeout that fits"
+    )]
+    BackgroundRefused,
+    /// No task of this agent has the id.
+    #[error("no background task with ID {0}")]
+    UnknownTask(String),
+    /// The task belonged to a subagent that has ended (TASK-4).
+    #[error(
+        "task {0} has expired: the subagent that started it has ended, and its processes were stopped with it"
+    )]
+    ExpiredTask(String),
+    /// The host aborted the call.
+    #[error("the call was aborted")]
+    Aborted,
+    /// TaskStop's own timeout passed before the task ended.
+    #[error("task {0} did not end within TaskStop's 10 s limit")]
+    StopTimedOut(String),
 }
 
 /// Why a session could not be created.
@@ -137,8 +241,8 @@ pub enum SessionError {
 
 /// A directory as given and as resolved, for comparisons (CWD-4).
 #[derive(Debug, Clone)]
-struct Dir {
-    literal: PathBuf,
+pub(crate) struct Dir {
+    pub(crate) literal: PathBuf,
     real: Option<PathBuf>,
 }
 
@@ -237,8 +341,10 @@ impl SessionBuilder {
             .spawner
             .clone()
             .unwrap_or_else(|| Arc::new(DirectSpawner));
-        let executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
-        Ok(Session {
+        let config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
+        let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
+        executor.set_output_cap(config.output_cap_bytes);
+        let shared = Arc::new(Shared {
             cwd: Mutex::new(root.clone()),
             root: Dir::new(root),
             additional: RwLock::new(
@@ -248,8 +354,13 @@ impl SessionBuilder {
                     .collect(),
             ),
             executor,
-            tasks: TaskManager::new(signaller),
-            config: self.config.clone().unwrap_or_else(ToolConfig::from_env),
+            config,
+            expired: Mutex::default(),
+            descriptions: Mutex::default(),
+        });
+        Ok(Session {
+            owner: Owner::new(&shared, false),
+            shared,
         })
     }
 }
@@ -263,23 +374,211 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// One agent session: a workspace, its current directory and its background tasks.
-pub struct Session {
-    root: Dir,
+/// What a session and its subagents share.
+pub(crate) struct Shared {
+    pub(crate) root: Dir,
     additional: RwLock<Vec<Dir>>,
     cwd: Mutex<PathBuf>,
-    executor: Executor,
-    tasks: TaskManager,
-    config: ToolConfig,
+    pub(crate) executor: Executor,
+    pub(crate) config: ToolConfig,
+    /// Task ids of released subagents, so a late TaskStop says "expired" (TASK-4).
+    expired: Mutex<HashSet<String>>,
+    /// The `description` of each background call, for its notification.
+    descriptions: Mutex<HashMap<String, String>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every guarded value here is replaced or extended in single steps; a panic elsewhere
+    // cannot leave it half-written.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub(crate) fn cwd(&self) -> PathBuf {
+        lock(&self.cwd).clone()
+    }
+
+    pub(crate) fn is_expired(&self, id: &str) -> bool {
+        lock(&self.expired).contains(id)
+    }
+
+    pub(crate) fn remember_description(&self, id: &str, description: Option<&str>) {
+        if let Some(description) = description.filter(|d| !d.trim().is_empty()) {
+            lock(&self.descriptions).insert(id.to_owned(), description.to_owned());
+        }
+    }
+
+    pub(crate) fn description(&self, id: &str) -> Option<String> {
+        lock(&self.descriptions).get(id).cloned()
+    }
+
+    /// The directory a call starts in. A current directory that no longer exists falls
+    /// back to the workspace root, with the reset note (CWD-6 never fails a call).
+    pub(crate) fn start_dir(&self, subagent: bool, notes: &mut Vec<String>) -> PathBuf {
+        let mut cwd = lock(&self.cwd);
+        if cwd.is_dir() {
+            return cwd.clone();
+        }
+        tracing::debug!(cwd = %cwd.display(), "the current directory is gone; using the workspace root");
+        if !subagent {
+            *cwd = self.root.literal.clone();
+            notes.push(render::cwd_reset(&self.root.literal));
+        }
+        self.root.literal.clone()
+    }
+
+    /// CWD-2/3: keep a directory inside the workspace or an added directory; anything
+    /// else sends the next command back to the workspace root.
+    pub(crate) fn adopt_cwd(&self, dir: &Path) -> Option<String> {
+        let mut candidates = vec![normalize(dir)];
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            candidates.push(normalize(&real));
+        }
+        let allowed = self.root.contains(&candidates)
+            || self
+                .additional
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|extra| extra.contains(&candidates));
+        let mut cwd = lock(&self.cwd);
+        if allowed {
+            if *cwd == dir {
+                return None;
+            }
+            *cwd = dir.to_path_buf();
+            Some(render::cwd_changed(dir))
+        } else {
+            *cwd = self.root.literal.clone();
+            Some(render::cwd_reset(&self.root.literal))
+        }
+    }
+}
+
+/// One owner of background tasks: the session itself or a subagent.
+pub(crate) struct Owner {
+    pub(crate) tasks: TaskManager,
+    pub(crate) subagent: bool,
+}
+
+impl Owner {
+    fn new(shared: &Shared, subagent: bool) -> Owner {
+        Owner {
+            tasks: TaskManager::new(shared.executor.signaller()),
+            subagent,
+        }
+    }
+}
+
+/// One agent session: a workspace, its current directory and its background tasks.
+pub struct Session {
+    shared: Arc<Shared>,
+    owner: Owner,
 }
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
-            .field("root", &self.root.literal)
+            .field("root", &self.shared.root.literal)
             .field("cwd", &self.cwd())
             .finish_non_exhaustive()
     }
+}
+
+/// The tool calls shared by [`Session`] and [`Subagent`], written once.
+macro_rules! agent_calls {
+    () => {
+        fn agent(&self) -> Agent<'_> {
+            Agent::new(&self.shared, &self.owner)
+        }
+
+        /// Validates a raw JSON input and runs it.
+        pub async fn bash_json(
+            &self,
+            input: &serde_json::Value,
+            ctx: &CallContext,
+        ) -> Result<BashResult, ToolError> {
+            let input = parse_bash_input(input)?;
+            self.bash(input, ctx).await
+        }
+
+        /// Runs a `Bash` call.
+        pub async fn bash(
+            &self,
+            input: BashInput,
+            ctx: &CallContext,
+        ) -> Result<BashResult, ToolError> {
+            self.agent().bash(input, ctx).await
+        }
+
+        /// Validates a raw TaskOutput input and runs it.
+        pub async fn task_output_json(
+            &self,
+            input: &serde_json::Value,
+            ctx: &CallContext,
+        ) -> Result<TaskOutputResult, ToolError> {
+            let input = parse_task_output_input(input)?;
+            self.task_output(input, ctx).await
+        }
+
+        /// TaskOutput (TASK-1..3).
+        pub async fn task_output(
+            &self,
+            input: TaskOutputInput,
+            ctx: &CallContext,
+        ) -> Result<TaskOutputResult, ToolError> {
+            self.agent().task_output(input, ctx).await
+        }
+
+        /// Validates a raw TaskStop input and runs it.
+        pub async fn task_stop_json(
+            &self,
+            input: &serde_json::Value,
+        ) -> Result<TaskStopResult, ToolError> {
+            let input = parse_task_stop_input(input)?;
+            self.task_stop(input).await
+        }
+
+        /// TaskStop (TASK-4): the model stops a task.
+        pub async fn task_stop(&self, input: TaskStopInput) -> Result<TaskStopResult, ToolError> {
+            self.agent()
+                .stop(&input.task_id, wavesh_exec::StopCause::Model)
+                .await
+        }
+
+        /// The user stops a task from the host's UI; its notification says so (BG-7).
+        pub async fn stop_task_by_user(&self, task_id: &str) -> Result<TaskStopResult, ToolError> {
+            self.agent()
+                .stop(task_id, wavesh_exec::StopCause::User)
+                .await
+        }
+
+        /// Tasks that ended since the last call, each returned once (BG-7, TASK-3).
+        pub fn take_notifications(&self) -> Vec<TaskNotification> {
+            self.agent().take_notifications()
+        }
+
+        /// This agent's tasks, oldest first (TASK-5).
+        pub fn list_tasks(&self) -> Vec<TaskInfo> {
+            self.agent().list_tasks()
+        }
+
+        /// The last 8192 bytes of a task's output, for the host's UI (TASK-5).
+        pub fn task_tail(&self, task_id: &str) -> Result<String, ToolError> {
+            self.agent().task_tail(task_id)
+        }
+
+        /// Changes whenever a task of this agent is registered or ends: look at
+        /// [`Self::take_notifications`] then.
+        pub fn subscribe_tasks(&self) -> watch::Receiver<u64> {
+            self.owner.tasks.subscribe()
+        }
+
+        /// The raw task manager of this agent.
+        pub fn tasks(&self) -> &TaskManager {
+            &self.owner.tasks
+        }
+    };
 }
 
 impl Session {
@@ -295,281 +594,112 @@ impl Session {
         }
     }
 
+    agent_calls!();
+
     /// The workspace root.
     pub fn root(&self) -> &Path {
-        &self.root.literal
+        &self.shared.root.literal
     }
 
     /// The directory the next command starts in.
     pub fn cwd(&self) -> PathBuf {
-        self.lock_cwd().clone()
+        self.shared.cwd()
     }
 
     /// The tool configuration.
     pub fn config(&self) -> &ToolConfig {
-        &self.config
+        &self.shared.config
     }
 
     /// The shell commands run under.
     pub fn shell(&self) -> &Shell {
-        self.executor.shell()
+        self.shared.executor.shell()
     }
 
     /// The private directory of output files.
     pub fn private_dir(&self) -> &Path {
-        self.executor.private_dir().path()
-    }
-
-    /// The session's background tasks.
-    pub fn tasks(&self) -> &TaskManager {
-        &self.tasks
+        self.shared.executor.private_dir().path()
     }
 
     /// Lets the shell stay in `dir` too (an `/add-dir`-style call, an approval, CWD-2).
     pub fn add_directory(&self, dir: impl Into<PathBuf>) {
         let dir = Dir::new(absolute(&dir.into()));
-        self.additional
+        self.shared
+            .additional
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .push(dir);
     }
 
-    fn lock_cwd(&self) -> MutexGuard<'_, PathBuf> {
-        // The guarded value is a plain path, always valid.
-        self.cwd
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Validates a raw JSON input and runs it.
-    pub async fn bash_json(
-        &self,
-        input: &serde_json::Value,
-        ctx: &CallContext,
-    ) -> Result<BashResult, ToolError> {
-        let input = parse_bash_input(input)?;
-        self.bash(input, ctx).await
-    }
-
-    /// Runs a `Bash` call.
-    pub async fn bash(&self, input: BashInput, ctx: &CallContext) -> Result<BashResult, ToolError> {
-        let mut notes = Vec::new();
-        let cwd = self.start_dir(ctx, &mut notes);
-        let timeout_ms = input.timeout_ms.unwrap_or(self.config.default_timeout_ms);
-        let mode = if input.run_in_background {
-            Mode::Background
-        } else {
-            Mode::Foreground {
-                timeout: Duration::from_millis(timeout_ms),
-                on_timeout: on_timeout(&input.command),
-            }
-        };
-        let request = Request {
-            command: input.command.clone(),
-            cwd,
-            mode,
-        };
-        let controls = Controls {
-            abort: ctx.abort.clone(),
-            progress: ctx.progress.clone(),
-        };
-        match self.executor.run(request, &controls, &self.tasks).await? {
-            Outcome::Backgrounded(backgrounded) => {
-                Ok(self.backgrounded(&backgrounded, timeout_ms, notes))
-            }
-            Outcome::Finished(finished) => self.finished(&input, finished, timeout_ms, ctx, notes),
+    /// A subagent: its commands start in the session's directory and never move it
+    /// (CWD-5), and its background tasks are its own, stopped when it is released or
+    /// dropped (KILL-6).
+    pub fn subagent(&self) -> Subagent {
+        Subagent {
+            owner: Owner::new(&self.shared, true),
+            shared: Arc::clone(&self.shared),
         }
     }
 
-    /// The directory this call starts in. A current directory that no longer exists
-    /// falls back to the workspace root, with the reset note (CWD-6 never fails a call).
-    fn start_dir(&self, ctx: &CallContext, notes: &mut Vec<String>) -> PathBuf {
-        let mut cwd = self.lock_cwd();
-        if cwd.is_dir() {
-            return cwd.clone();
-        }
-        tracing::debug!(cwd = %cwd.display(), "the current directory is gone; using the workspace root");
-        if !ctx.subagent {
-            *cwd = self.root.literal.clone();
-            notes.push(render::cwd_reset(&self.root.literal));
-        }
-        self.root.literal.clone()
-    }
-
-    fn backgrounded(
-        &self,
-        backgrounded: &Backgrounded,
-        timeout_ms: u64,
-        notes: Vec<String>,
-    ) -> BashResult {
-        let job = &backgrounded.job;
-        let path = job.output_path().to_path_buf();
-        let mut text = match backgrounded.reason {
-            BackgroundReason::Requested => render::background_explicit(job.id(), &path),
-            BackgroundReason::Timeout => render::background_timeout(timeout_ms, job.id(), &path),
-        };
-        for note in notes {
-            text.push('\n');
-            text.push_str(&note);
-        }
-        BashResult {
-            text,
-            is_error: false,
-            success: true,
-            exit_code: None,
-            interrupted: false,
-            status: "backgrounded",
-            background_task_id: Some(job.id().to_owned()),
-            assistant_auto_backgrounded: backgrounded.reason == BackgroundReason::Timeout,
-            backgrounded_by_user: false,
-            output_path: Some(path.clone()),
-            task: Some(TaskSnapshot {
-                task_id: job.id().to_owned(),
-                status: "running",
-                started_at: rfc3339(job.started_at()),
-                pid: job.pid(),
-                pgid: job.pgid(),
-                output_path: path,
-            }),
-            return_code_interpretation: None,
-            cwd: self.cwd(),
-        }
-    }
-
-    fn finished(
-        &self,
-        input: &BashInput,
-        finished: Finished,
-        timeout_ms: u64,
-        ctx: &CallContext,
-        mut notes: Vec<String>,
-    ) -> Result<BashResult, ToolError> {
-        let code = finished.status.code();
-        let meaning = match finished.ending {
-            Ending::Exited => render::exit_meaning(&input.command, code),
-            // A command ended by us has no exit-code meaning of its own.
-            Ending::KilledAtTimeout | Ending::Aborted => ExitMeaning::Expected(""),
-        };
-        let output = render::read_output(&finished.output, self.config.max_output_chars).map_err(
-            |source| ToolError::Output {
-                path: finished.output.path().to_path_buf(),
-                source,
-            },
-        )?;
-        let mut lines: Vec<String> = Vec::new();
-        let is_error = match (&meaning, finished.ending) {
-            (ExitMeaning::Error { .. }, Ending::Exited) => {
-                lines.push(format!("Exit code {code}"));
-                true
-            }
-            (_, Ending::Aborted) => true,
-            _ => false,
-        };
-        let output_path = match output {
-            ModelOutput::Inline(text) => {
-                let text = text.trim_end_matches(['\n', '\r']);
-                if !text.is_empty() {
-                    lines.push(text.to_owned());
-                }
-                None
-            }
-            ModelOutput::Persisted { envelope, .. } => {
-                lines.push(envelope);
-                Some(finished.output.keep())
-            }
-        };
-        let mut interpretation = None;
-        match meaning {
-            ExitMeaning::Expected(message) if code != 0 && !message.is_empty() => {
-                lines.push(message.to_owned());
-                interpretation = Some(message.to_owned());
-            }
-            ExitMeaning::Error { hint: Some(hint) } => lines.push(hint.to_owned()),
-            _ => {}
-        }
-        match finished.ending {
-            Ending::Exited => {}
-            Ending::KilledAtTimeout => lines.push(render::timeout_killed(timeout_ms)),
-            Ending::Aborted => lines.push(render::ABORTED.to_owned()),
-        }
-        if !ctx.subagent
-            && let Some(dir) = &finished.cwd_after
-        {
-            notes.extend(self.adopt_cwd(dir));
-        }
-        lines.extend(notes);
-        let text = if lines.is_empty() {
-            "(no output)".to_owned()
-        } else {
-            lines.join("\n")
-        };
-        Ok(BashResult {
-            text,
-            is_error,
-            success: !is_error,
-            exit_code: Some(code),
-            interrupted: finished.ending != Ending::Exited,
-            status: "completed",
-            background_task_id: None,
-            assistant_auto_backgrounded: false,
-            backgrounded_by_user: false,
-            output_path,
-            task: None,
-            return_code_interpretation: interpretation,
-            cwd: self.cwd(),
-        })
-    }
-
-    /// CWD-2/3: keep a directory inside the workspace or an added directory; anything
-    /// else sends the next command back to the workspace root.
-    fn adopt_cwd(&self, dir: &Path) -> Option<String> {
-        let mut candidates = vec![normalize(dir)];
-        if let Ok(real) = std::fs::canonicalize(dir) {
-            candidates.push(normalize(&real));
-        }
-        let allowed = self.root.contains(&candidates)
-            || self
-                .additional
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .any(|extra| extra.contains(&candidates));
-        let mut cwd = self.lock_cwd();
-        if allowed {
-            if *cwd == dir {
-                return None;
-            }
-            *cwd = dir.to_path_buf();
-            Some(render::cwd_changed(dir))
-        } else {
-            *cwd = self.root.literal.clone();
-            Some(render::cwd_reset(&self.root.literal))
-        }
-    }
-
-    /// Ends every background task and every tree left running by a foreground command,
-    /// and waits until they are gone.
+    /// Ends every command, background task and tree left running by a foreground
+    /// command, and waits until they are gone.
     pub async fn shutdown(&self) {
-        self.tasks.shutdown().await;
+        self.owner.tasks.shutdown().await;
     }
 
     /// Leaves background tasks running when the session is dropped (`wavesh run`).
     pub fn detach_tasks(&self) {
-        self.tasks.detach();
+        self.owner.tasks.detach();
+    }
+}
+
+/// A subagent of a [`Session`], with its own background tasks.
+pub struct Subagent {
+    shared: Arc<Shared>,
+    owner: Owner,
+}
+
+impl std::fmt::Debug for Subagent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subagent").finish_non_exhaustive()
+    }
+}
+
+impl Subagent {
+    agent_calls!();
+
+    /// Releases the subagent (it completed, failed or was aborted): every background
+    /// task it started is stopped at once and waited for (KILL-6). Dropping it does the
+    /// same without waiting.
+    pub async fn release(self) {
+        self.owner.tasks.shutdown().await;
+    }
+}
+
+impl Drop for Subagent {
+    fn drop(&mut self) {
+        let ids = self
+            .owner
+            .tasks
+            .list()
+            .into_iter()
+            .map(|job| job.id().to_owned());
+        lock(&self.shared.expired).extend(ids);
+        // The task manager's own drop ends whatever still runs.
     }
 }
 
 /// EXEC-4: a command whose first simple command is `sleep` is killed at its deadline;
-/// any other moves to the background.
-pub fn on_timeout(command: &str) -> OnTimeout {
+/// any other moves to the background for `reason`.
+pub fn on_timeout(command: &str, reason: wavesh_exec::BackgroundReason) -> OnTimeout {
     match first_command_name(command) {
         Some(name) if name == "sleep" => OnTimeout::Kill,
-        _ => OnTimeout::MoveToBackground,
+        _ => OnTimeout::MoveToBackground(reason),
     }
 }
 
 /// RFC 3339 in UTC with milliseconds, without a date crate.
-fn rfc3339(time: SystemTime) -> String {
+pub(crate) fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
@@ -593,6 +723,7 @@ fn rfc3339(time: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn cwd_4_private_prefix_is_normalised() {
@@ -616,15 +747,14 @@ mod tests {
 
     #[test]
     fn exec_4_sleep_first_is_killed() {
-        assert_eq!(on_timeout("sleep 60"), OnTimeout::Kill);
-        assert_eq!(on_timeout("sleep 5 && npm test"), OnTimeout::Kill);
-        assert_eq!(on_timeout("A=1 sleep 5"), OnTimeout::Kill);
-        assert_eq!(on_timeout("npm test; sleep 5"), OnTimeout::MoveToBackground);
-        assert_eq!(
-            on_timeout("echo a; sleep 3; echo b"),
-            OnTimeout::MoveToBackground
-        );
-        assert_eq!(on_timeout("sleepy"), OnTimeout::MoveToBackground);
+        use wavesh_exec::BackgroundReason::Timeout;
+        let moved = OnTimeout::MoveToBackground(Timeout);
+        assert_eq!(on_timeout("sleep 60", Timeout), OnTimeout::Kill);
+        assert_eq!(on_timeout("sleep 5 && npm test", Timeout), OnTimeout::Kill);
+        assert_eq!(on_timeout("A=1 sleep 5", Timeout), OnTimeout::Kill);
+        assert_eq!(on_timeout("npm test; sleep 5", Timeout), moved);
+        assert_eq!(on_timeout("echo a; sleep 3; echo b", Timeout), moved);
+        assert_eq!(on_timeout("sleepy", Timeout), moved);
     }
 
     #[test]

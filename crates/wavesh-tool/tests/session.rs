@@ -178,23 +178,20 @@ async fn exec_6_abort_ends_the_tree_and_says_so() {
 #[tokio::test]
 async fn cwd_5_subagent_cd_never_persists() {
     let fx = Fixture::new();
-    let ctx = CallContext {
-        subagent: true,
-        ..CallContext::default()
-    };
-    let result = fx
-        .session
+    let ctx = CallContext::default();
+    let sub = fx.session.subagent();
+    let result = sub
         .bash(BashInput::new("cd sub && pwd"), &ctx)
         .await
         .unwrap();
     assert_eq!(result.text, fx.root.join("sub").display().to_string());
     assert_eq!(fx.session.cwd(), fx.root);
-    let result = fx
-        .session
-        .bash(BashInput::new("cd / && pwd"), &ctx)
-        .await
-        .unwrap();
+    let result = sub.bash(BashInput::new("cd / && pwd"), &ctx).await.unwrap();
     assert_eq!(result.text, "/", "no reset message for a subagent");
+    // It starts where the session is.
+    fx.bash("cd sub").await;
+    let result = sub.bash(BashInput::new("pwd"), &ctx).await.unwrap();
+    assert_eq!(result.text, fx.root.join("sub").display().to_string());
 }
 
 #[tokio::test]

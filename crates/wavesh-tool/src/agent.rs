@@ -1,0 +1,413 @@
+//! The tool calls of one agent (the session or a subagent): `Bash`, TaskOutput,
+//! TaskStop, notifications and the host's task listing. Both [`crate::Session`] and
+//! [`crate::Subagent`] delegate here.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wavesh_exec::{
+    BackgroundReason, Backgrounded, Controls, Ending, Finished, Job, Mode, OnTimeout, Outcome,
+    OutputFile, Request, StopCause, StopError, StopOutcome,
+};
+
+use crate::config::{ASSISTANT_BUDGET_MS, HostMode};
+use crate::input::BashInput;
+use crate::render::{self, ExitMeaning, ModelOutput};
+use crate::session::{
+    BashResult, CallContext, Owner, Shared, TaskInfo, TaskNotification, TaskOutputResult,
+    TaskSnapshot, TaskStopResult, ToolError, on_timeout, rfc3339,
+};
+use crate::task_tools::{
+    self, FINISHED_TAIL_BYTES, HOST_TAIL_BYTES, NOTIFICATION_TAIL_CHARS, RUNNING_HEAD_BYTES,
+    Retrieval, TASK_STOP_TIMEOUT_MS, TaskOutputInput,
+};
+
+pub(crate) struct Agent<'a> {
+    shared: &'a Shared,
+    owner: &'a Owner,
+}
+
+impl<'a> Agent<'a> {
+    pub(crate) fn new(shared: &'a Shared, owner: &'a Owner) -> Agent<'a> {
+        Agent { shared, owner }
+    }
+
+    pub(crate) async fn bash(
+        &self,
+        input: BashInput,
+        ctx: &CallContext,
+    ) -> Result<BashResult, ToolError> {
+        let config = &self.shared.config;
+        if input.run_in_background && config.mode == HostMode::IdleTurn {
+            return Err(ToolError::BackgroundRefused);
+        }
+        let mut notes = Vec::new();
+        let cwd = self.shared.start_dir(self.owner.subagent, &mut notes);
+        let timeout_ms = input.timeout_ms.unwrap_or(config.default_timeout_ms);
+        let (deadline_ms, reason) = match config.mode {
+            HostMode::Assistant if timeout_ms > ASSISTANT_BUDGET_MS => {
+                (ASSISTANT_BUDGET_MS, BackgroundReason::AssistantBudget)
+            }
+            _ => (timeout_ms, BackgroundReason::Timeout),
+        };
+        let mode = if input.run_in_background {
+            Mode::Background
+        } else {
+            let on_timeout = match config.mode {
+                HostMode::IdleTurn => OnTimeout::Kill,
+                _ => on_timeout(&input.command, reason),
+            };
+            Mode::Foreground {
+                timeout: Duration::from_millis(deadline_ms),
+                on_timeout,
+            }
+        };
+        let request = Request {
+            command: input.command.clone(),
+            cwd,
+            mode,
+        };
+        let controls = Controls {
+            abort: ctx.abort.clone(),
+            progress: ctx.progress.clone(),
+            move_to_background: ctx.move_to_background.clone(),
+        };
+        match self
+            .shared
+            .executor
+            .run(request, &controls, &self.owner.tasks)
+            .await?
+        {
+            Outcome::Backgrounded(backgrounded) => {
+                self.shared
+                    .remember_description(backgrounded.job.id(), input.description.as_deref());
+                Ok(self.backgrounded(&backgrounded, deadline_ms, notes))
+            }
+            Outcome::Finished(finished) => self.finished(&input, finished, deadline_ms, notes),
+        }
+    }
+
+    fn backgrounded(
+        &self,
+        backgrounded: &Backgrounded,
+        deadline_ms: u64,
+        notes: Vec<String>,
+    ) -> BashResult {
+        let job = &backgrounded.job;
+        let path = job.output_path().to_path_buf();
+        let mut text = match backgrounded.reason {
+            BackgroundReason::Requested => render::background_explicit(job.id(), &path),
+            BackgroundReason::Timeout => render::background_timeout(deadline_ms, job.id(), &path),
+            BackgroundReason::AssistantBudget => {
+                render::background_assistant(deadline_ms, job.id(), &path)
+            }
+            BackgroundReason::User => render::background_user(job.id(), &path),
+        };
+        for note in notes {
+            text.push('\n');
+            text.push_str(&note);
+        }
+        let by_user = backgrounded.reason == BackgroundReason::User;
+        BashResult {
+            text,
+            is_error: false,
+            success: true,
+            exit_code: None,
+            interrupted: false,
+            status: "backgrounded",
+            background_task_id: Some(job.id().to_owned()),
+            assistant_auto_backgrounded: matches!(
+                backgrounded.reason,
+                BackgroundReason::Timeout | BackgroundReason::AssistantBudget
+            ),
+            backgrounded_by_user: by_user,
+            stops_agent_loop: by_user,
+            output_path: Some(path.clone()),
+            task: Some(TaskSnapshot {
+                task_id: job.id().to_owned(),
+                status: "running",
+                started_at: rfc3339(job.started_at()),
+                pid: job.pid(),
+                pgid: job.pgid(),
+                output_path: path,
+            }),
+            return_code_interpretation: None,
+            cwd: self.shared.cwd(),
+        }
+    }
+
+    fn finished(
+        &self,
+        input: &BashInput,
+        finished: Finished,
+        deadline_ms: u64,
+        mut notes: Vec<String>,
+    ) -> Result<BashResult, ToolError> {
+        let code = finished.status.code();
+        let meaning = match finished.ending {
+            Ending::Exited => render::exit_meaning(&input.command, code),
+            // A command ended by us has no exit-code meaning of its own.
+            _ => ExitMeaning::Expected(""),
+        };
+        let output = render::read_output(&finished.output, self.shared.config.max_output_chars)
+            .map_err(|source| ToolError::Output {
+                path: finished.output.path().to_path_buf(),
+                source,
+            })?;
+        let mut lines: Vec<String> = Vec::new();
+        let is_error = match (&meaning, finished.ending) {
+            (ExitMeaning::Error { .. }, Ending::Exited) => {
+                lines.push(format!("Exit code {code}"));
+                true
+            }
+            (_, Ending::Aborted | Ending::OutputCap) => true,
+            _ => false,
+        };
+        let output_path = match output {
+            ModelOutput::Inline(text) => {
+                let text = text.trim_end_matches(['\n', '\r']);
+                if !text.is_empty() {
+                    lines.push(text.to_owned());
+                }
+                None
+            }
+            ModelOutput::Persisted { envelope, .. } => {
+                lines.push(envelope);
+                Some(finished.output.keep())
+            }
+        };
+        let mut interpretation = None;
+        match meaning {
+            ExitMeaning::Expected(message) if code != 0 && !message.is_empty() => {
+                lines.push(message.to_owned());
+                interpretation = Some(message.to_owned());
+            }
+            ExitMeaning::Error { hint: Some(hint) } => lines.push(hint.to_owned()),
+            _ => {}
+        }
+        match finished.ending {
+            Ending::Exited => {}
+            Ending::KilledAtTimeout => lines.push(render::timeout_killed(deadline_ms)),
+            Ending::Aborted => lines.push(render::ABORTED.to_owned()),
+            Ending::OutputCap => lines.push(render::output_cap_stopped(
+                self.shared.config.output_cap_bytes.unwrap_or_default(),
+            )),
+        }
+        if !self.owner.subagent
+            && let Some(dir) = &finished.cwd_after
+        {
+            notes.extend(self.shared.adopt_cwd(dir));
+        }
+        lines.extend(notes);
+        let text = if lines.is_empty() {
+            "(no output)".to_owned()
+        } else {
+            lines.join("\n")
+        };
+        Ok(BashResult {
+            text,
+            is_error,
+            success: !is_error,
+            exit_code: Some(code),
+            interrupted: finished.ending != Ending::Exited,
+            status: "completed",
+            background_task_id: None,
+            assistant_auto_backgrounded: false,
+            backgrounded_by_user: false,
+            stops_agent_loop: false,
+            output_path,
+            task: None,
+            return_code_interpretation: interpretation,
+            cwd: self.shared.cwd(),
+        })
+    }
+
+    /// The task with this id, or the error that names it (unknown or expired).
+    fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
+        match self.owner.tasks.get(id) {
+            Some(job) => Ok(job),
+            None if self.shared.is_expired(id) => Err(ToolError::ExpiredTask(id.to_owned())),
+            None => Err(ToolError::UnknownTask(id.to_owned())),
+        }
+    }
+
+    /// TASK-1..3. The order at the end matters: project the output, check the abort
+    /// signal, then mark the task notified — a completion read here is never notified
+    /// again, and one that was not fully read is never swallowed.
+    pub(crate) async fn task_output(
+        &self,
+        input: TaskOutputInput,
+        ctx: &CallContext,
+    ) -> Result<TaskOutputResult, ToolError> {
+        let job = self.find(&input.task_id)?;
+        let retrieval = if job.status().is_terminal() {
+            Retrieval::Success
+        } else if !input.block {
+            Retrieval::NotReady
+        } else {
+            // Waits for the exit itself rather than polling: the same answers, sooner.
+            tokio::select! {
+                _ = job.wait() => Retrieval::Success,
+                () = tokio::time::sleep(Duration::from_millis(input.timeout_ms)) => {
+                    if job.status().is_terminal() { Retrieval::Success } else { Retrieval::Timeout }
+                }
+                () = ctx.abort.cancelled() => return Err(ToolError::Aborted),
+            }
+        };
+        let output = self.project_output(&job, retrieval == Retrieval::Success)?;
+        if ctx.abort.is_cancelled() {
+            return Err(ToolError::Aborted);
+        }
+        if retrieval == Retrieval::Success {
+            job.mark_notified();
+        }
+        let status = job.status();
+        Ok(TaskOutputResult {
+            text: task_tools::task_output_text(&job, retrieval, &output),
+            retrieval_status: retrieval.word(),
+            task_id: job.id().to_owned(),
+            status: status.word(),
+            exit_code: job.exit().map(|exit| exit.status.code()),
+            output_path: job.output_path().to_path_buf(),
+        })
+    }
+
+    /// TASK-2: the first 30000 bytes while running, the last 8 MiB after, at most
+    /// `task_max_output_chars` characters of it (the tail), with the path when cut.
+    fn project_output(&self, job: &Job, ended: bool) -> Result<String, ToolError> {
+        let path = job.output_path();
+        let error = |source| ToolError::Output {
+            path: path.to_path_buf(),
+            source,
+        };
+        let total = std::fs::metadata(path).map_err(error)?.len();
+        let bytes = if ended {
+            read_tail(path, FINISHED_TAIL_BYTES).map_err(error)?
+        } else {
+            read_head(path, RUNNING_HEAD_BYTES).map_err(error)?
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        Ok(task_tools::keep_tail(
+            &text,
+            self.shared.config.task_max_output_chars,
+            total,
+            path,
+        ))
+    }
+
+    pub(crate) async fn stop(
+        &self,
+        id: &str,
+        cause: StopCause,
+    ) -> Result<TaskStopResult, ToolError> {
+        if self.owner.tasks.get(id).is_none() {
+            // Unknown or expired: the same words as TaskOutput's.
+            self.find(id)?;
+        }
+        let stop = self.owner.tasks.stop(id, cause);
+        let outcome = tokio::time::timeout(Duration::from_millis(TASK_STOP_TIMEOUT_MS), stop)
+            .await
+            .map_err(|_| ToolError::StopTimedOut(id.to_owned()))?
+            .map_err(|StopError::Unknown(id)| ToolError::UnknownTask(id))?;
+        let (job, already_finished) = match outcome {
+            StopOutcome::Stopped(job) => (job, false),
+            StopOutcome::AlreadyEnded(job) => (job, true),
+        };
+        let status = job.status();
+        let exit_code = job.exit().map(|exit| exit.status.code());
+        let text = if already_finished {
+            let code = exit_code.map_or_else(String::new, |code| format!(", exit code {code}"));
+            format!(
+                "Task {} had already finished ({}{code}); nothing to stop.",
+                job.id(),
+                task_tools::status_phrase(status)
+            )
+        } else {
+            format!(
+                "Stopped task {} and every process it started. Command: {}",
+                job.id(),
+                job.command()
+            )
+        };
+        Ok(TaskStopResult {
+            text,
+            task_id: job.id().to_owned(),
+            command: job.command().to_owned(),
+            already_finished,
+            status: status.word(),
+            exit_code,
+        })
+    }
+
+    pub(crate) fn take_notifications(&self) -> Vec<TaskNotification> {
+        self.owner
+            .tasks
+            .take_finished()
+            .into_iter()
+            .map(|job| {
+                let tail = read_tail(job.output_path(), (NOTIFICATION_TAIL_CHARS * 4) as u64)
+                    .map(|bytes| {
+                        last_chars(&String::from_utf8_lossy(&bytes), NOTIFICATION_TAIL_CHARS)
+                    })
+                    .unwrap_or_default();
+                let description = self.shared.description(job.id());
+                TaskNotification {
+                    task_id: job.id().to_owned(),
+                    status: job.status().word(),
+                    exit_code: job.exit().map(|exit| exit.status.code()),
+                    output_path: job.output_path().to_path_buf(),
+                    text: task_tools::notification_text(&job, description.as_deref(), &tail),
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn list_tasks(&self) -> Vec<TaskInfo> {
+        self.owner
+            .tasks
+            .list()
+            .into_iter()
+            .map(|job| {
+                let status = job.status();
+                let exit = job.exit();
+                TaskInfo {
+                    task_id: job.id().to_owned(),
+                    command: job.command().to_owned(),
+                    description: self.shared.description(job.id()),
+                    status: status.word(),
+                    status_detail: task_tools::status_phrase(status),
+                    exit_code: exit.as_ref().map(|e| e.status.code()),
+                    started_at: rfc3339(job.started_at()),
+                    ended_at: exit.map(|e| rfc3339(e.ended_at)),
+                    pid: job.pid(),
+                    pgid: job.pgid(),
+                    output_path: job.output_path().to_path_buf(),
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn task_tail(&self, id: &str) -> Result<String, ToolError> {
+        let job = self.find(id)?;
+        let bytes =
+            read_tail(job.output_path(), HOST_TAIL_BYTES).map_err(|source| ToolError::Output {
+                path: job.output_path().to_path_buf(),
+                source,
+            })?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+fn read_head(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    OutputFile::read_head_of(path, max)
+}
+
+fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    OutputFile::read_tail_of(path, max)
+}
+
+fn last_chars(text: &str, n: usize) -> String {
+    let count = text.chars().count();
+    text.chars().skip(count.saturating_sub(n)).collect()
+}
