@@ -205,6 +205,17 @@ impl Job {
 
     fn record_exit(&self, status: ExitStatus) {
         let cwd_after = self.take_cwd(status);
+        if let (Some(cap), Some(StopCause::OutputCap)) = (self.output_cap, self.stopped()) {
+            // Trimmed before the exit is published, so whoever sees the end sees the
+            // file at the cap (BG-8).
+            if let Err(error) = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.output_path)
+                .and_then(|file| file.set_len(cap))
+            {
+                tracing::warn!(path = %self.output_path.display(), %error, "cannot trim the output to the cap");
+            }
+        }
         let mut state = self.lock();
         state.exit = Some(ExitRecord {
             status,
@@ -373,8 +384,8 @@ impl Job {
     }
 }
 
-/// BG-8: stops the job once its output passes `cap` bytes, in either phase, and trims
-/// the file to the cap. The check interval shrinks as the output nears the cap (assuming
+/// BG-8: stops the job once its output passes `cap` bytes, in either phase; the exit
+/// watcher then trims the file to the cap. The check interval shrinks as the output nears the cap (assuming
 /// at most 4 GB/s of output), so a small cap is hit closely and a large one costs a stat
 /// every half second.
 async fn watch_output_cap(job: Arc<Job>, cap: u64) {

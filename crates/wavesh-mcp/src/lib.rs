@@ -1,4 +1,10 @@
-//! wavesh's MCP server: the `Bash` tool over stdio, one connection = one [`Session`].
+//! wavesh's MCP server: `Bash`, `TaskOutput` and `TaskStop` over stdio, one connection =
+//! one [`Session`].
+//!
+//! Background tasks are also resources (`wavesh://tasks/<id>`), listed while they run.
+//! When one ends the server sends `notifications/resources/updated` for it and a logging
+//! message, and the model gets its `<task-notification>` at the start of the next tool
+//! result of the connection.
 //!
 //! The server watches its own stdin: when the client closes it (or the process gets
 //! SIGTERM or SIGINT), every process the session started — foreground commands,
@@ -9,19 +15,25 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use std::collections::HashSet;
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
-use wavesh_tool::{
-    BASH_TOOL_NAME, BashResult, CallContext, Session, ToolError, bash_description,
-    bash_input_schema,
-};
+use wavesh_tool::{CallContext, Session, TaskInfo, ToolError, ToolOutput, tool_definitions};
+
+/// The URI of a task's resource.
+pub fn task_uri(task_id: &str) -> String {
+    format!("wavesh://tasks/{task_id}")
+}
 
 /// Incoming lines up to this size are accepted: a `Bash` call may carry a command of
 /// many megabytes (rmcp's default of 16 MiB would drop it without a reply).
@@ -53,55 +65,87 @@ impl WaveshServer {
     }
 
     fn tools(&self) -> Vec<Tool> {
-        let config = self.session.config();
-        let schema = match bash_input_schema(config) {
-            serde_json::Value::Object(map) => map,
-            // The schema is built as a JSON object literal.
-            _ => JsonObject::new(),
-        };
-        vec![Tool::new(
-            BASH_TOOL_NAME,
-            bash_description(config),
-            Arc::new(schema),
-        )]
+        tool_definitions(self.session.config())
+            .into_iter()
+            .map(|tool| {
+                let schema = match tool.input_schema {
+                    serde_json::Value::Object(map) => map,
+                    // Every schema is built as a JSON object literal.
+                    _ => JsonObject::new(),
+                };
+                Tool::new(tool.name, tool.description, Arc::new(schema))
+            })
+            .collect()
     }
 
-    async fn call_bash(&self, arguments: Option<JsonObject>) -> CallToolResult {
+    /// Runs a tool call. Task notifications pending when it starts come first, one
+    /// content block each, then the tool's own result.
+    async fn call(&self, name: &str, arguments: Option<JsonObject>) -> CallToolResult {
         let input = serde_json::Value::Object(arguments.unwrap_or_default());
         let ctx = CallContext {
             abort: self.closing.child_token(),
             ..CallContext::default()
         };
-        match self.session.bash_json(&input, &ctx).await {
-            Ok(result) => bash_result(&result),
-            Err(error) => tool_error(&error),
+        // Pending when the call starts: a task stopped by this very call is told in the
+        // next result, after the call's own answer.
+        let mut content: Vec<ContentBlock> = self
+            .session
+            .take_notifications()
+            .into_iter()
+            .map(|note| ContentBlock::text(note.text))
+            .collect();
+        let outcome = self.session.call_tool(name, &input, &ctx).await;
+        match outcome {
+            Ok(output) => {
+                content.push(ContentBlock::text(output.text.clone()));
+                tool_result(content, &output)
+            }
+            Err(error) => {
+                content.push(ContentBlock::text(error_text(&error)));
+                CallToolResult::error(content)
+            }
         }
+    }
+
+    fn resource(task: &TaskInfo) -> Resource {
+        let mut resource = Resource::new(task_uri(&task.task_id), task.task_id.clone())
+            .with_description(format!(
+                "Background task ({}): {}",
+                task.status, task.command
+            ));
+        resource.mime_type = Some("application/json".into());
+        resource
     }
 }
 
-fn bash_result(result: &BashResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.text.clone())];
-    let mut out = if result.is_error {
+fn tool_result(content: Vec<ContentBlock>, output: &ToolOutput) -> CallToolResult {
+    let mut result = if output.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    out.structured_content = serde_json::to_value(result).ok();
-    out
+    result.structured_content = Some(output.structured.clone());
+    result
 }
 
-fn tool_error(error: &ToolError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "<tool_use_error>{error}</tool_use_error>"
-    ))])
+fn error_text(error: &ToolError) -> String {
+    format!("<tool_use_error>{error}</tool_use_error>")
 }
 
 impl ServerHandler for WaveshServer {
+    #[expect(deprecated, reason = "logging: see log_task_end")]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("wavesh", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "wavesh runs shell commands in the workspace with the Bash tool. The working directory persists between calls.",
+                "wavesh runs shell commands in the workspace with the Bash tool; the working directory persists between calls. \
+                 Background tasks report their end at the start of the next tool result.",
             )
     }
 
@@ -118,17 +162,113 @@ impl ServerHandler for WaveshServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        match request.name.as_ref() {
-            BASH_TOOL_NAME => Ok(self.call_bash(request.arguments).await.into()),
-            other => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                "<tool_use_error>unknown tool `{other}`; this server has: {BASH_TOOL_NAME}</tool_use_error>"
-            ))])
-            .into()),
-        }
+        Ok(self.call(&request.name, request.arguments).await.into())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools().into_iter().find(|tool| tool.name == name)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let running = self
+            .session
+            .list_tasks()
+            .iter()
+            .filter(|task| task.status == "running")
+            .map(Self::resource)
+            .collect();
+        Ok(ListResourcesResult::with_all_items(running))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let id = request
+            .uri
+            .strip_prefix("wavesh://tasks/")
+            .unwrap_or_default();
+        let Some(task) = self
+            .session
+            .list_tasks()
+            .into_iter()
+            .find(|task| task.task_id == id)
+        else {
+            return Err(McpError::resource_not_found(
+                format!("no task resource {}", request.uri),
+                None,
+            ));
+        };
+        let tail = self.session.task_tail(id).unwrap_or_default();
+        let mut value = serde_json::to_value(&task).unwrap_or_default();
+        value["outputTail"] = serde_json::Value::String(tail);
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
+    }
+}
+
+/// Tells the client about tasks that start and end: `notifications/resources/list_changed`
+/// when the list of running tasks changes, and for each task that ended
+/// `notifications/resources/updated` plus a logging message.
+async fn announce_tasks(session: Arc<Session>, peer: Peer<RoleServer>, closing: CancellationToken) {
+    let mut changes = session.subscribe_tasks();
+    let mut running: HashSet<String> = HashSet::new();
+    let mut announced: HashSet<String> = HashSet::new();
+    loop {
+        let tasks = session.list_tasks();
+        let now_running: HashSet<String> = tasks
+            .iter()
+            .filter(|task| task.status == "running")
+            .map(|task| task.task_id.clone())
+            .collect();
+        if now_running != running {
+            running = now_running;
+            if let Err(error) = peer.notify_resource_list_changed().await {
+                tracing::debug!(%error, "resources/list_changed not sent");
+            }
+        }
+        for task in tasks.iter().filter(|t| t.status != "running") {
+            if !announced.insert(task.task_id.clone()) {
+                continue;
+            }
+            let uri = task_uri(&task.task_id);
+            if let Err(error) = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
+                .await
+            {
+                tracing::debug!(%error, "resources/updated not sent");
+            }
+            log_task_end(&peer, task, &uri).await;
+        }
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            () = closing.cancelled() => return,
+        }
+    }
+}
+
+/// The logging message for a task that ended. MCP logging is deprecated in the newest
+/// protocol revision, but it is the one standard notification every current client shows.
+#[expect(deprecated, reason = "see the doc comment")]
+async fn log_task_end(peer: &Peer<RoleServer>, task: &TaskInfo, uri: &str) {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+    let data = serde_json::json!({
+        "message": format!("background task {} {}", task.task_id, task.status_detail),
+        "taskId": task.task_id,
+        "status": task.status,
+        "exitCode": task.exit_code,
+        "outputPath": task.output_path,
+        "uri": uri,
+    });
+    let message =
+        LoggingMessageNotificationParam::new(LoggingLevel::Info, data).with_logger("wavesh");
+    if let Err(error) = peer.notify_logging_message(message).await {
+        tracing::debug!(%error, "logging message not sent");
     }
 }
 
@@ -181,6 +321,11 @@ where
         .await
         .map_err(|error| ServeError::Initialize(error.to_string()))?;
     let cancel_service = service.cancellation_token();
+    tokio::spawn(announce_tasks(
+        Arc::clone(&session),
+        service.peer().clone(),
+        closing.clone(),
+    ));
     tokio::select! {
         quit = service.waiting() => {
             tracing::debug!(?quit, "MCP service ended");

@@ -131,6 +131,40 @@ pub fn bash_input_schema(config: &ToolConfig) -> Value {
     })
 }
 
+/// A tool as a host or MCP client lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its description.
+    pub description: String,
+    /// Its JSON input schema.
+    pub input_schema: Value,
+}
+
+/// The tools wavesh offers: `Bash`, `TaskOutput` and `TaskStop` (aliases are accepted by
+/// [`crate::Session::call_tool`] but not listed).
+pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
+    use crate::task_tools as tasks;
+    vec![
+        ToolDefinition {
+            name: BASH_TOOL_NAME,
+            description: bash_description(config),
+            input_schema: bash_input_schema(config),
+        },
+        ToolDefinition {
+            name: tasks::TASK_OUTPUT_TOOL_NAME,
+            description: tasks::task_output_description(),
+            input_schema: tasks::task_output_schema(),
+        },
+        ToolDefinition {
+            name: tasks::TASK_STOP_TOOL_NAME,
+            description: tasks::task_stop_description(),
+            input_schema: tasks::task_stop_schema(),
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

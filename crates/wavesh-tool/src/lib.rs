@@ -18,11 +18,13 @@ mod session;
 pub mod task_tools;
 
 pub use config::{HostMode, ToolConfig};
-pub use description::{BASH_TOOL_NAME, bash_description, bash_input_schema};
+pub use description::{
+    BASH_TOOL_NAME, ToolDefinition, bash_description, bash_input_schema, tool_definitions,
+};
 pub use input::{BashInput, InputError, parse_bash_input};
 pub use session::{
     BashResult, CallContext, Session, SessionBuilder, SessionError, Subagent, TaskInfo,
-    TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError, normalize_private,
-    on_timeout,
+    TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError, ToolOutput,
+    normalize_private, on_timeout,
 };
 pub use task_tools::{TaskOutputInput, TaskStopInput};

@@ -138,6 +138,27 @@ pub struct TaskStopResult {
     pub exit_code: Option<i32>,
 }
 
+/// The result of any tool call through [`Session::call_tool`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub text: String,
+    /// Whether the result is marked as an error.
+    pub is_error: bool,
+    /// The structured result ([`BashResult`], [`TaskOutputResult`] or [`TaskStopResult`]).
+    pub structured: serde_json::Value,
+}
+
+impl ToolOutput {
+    fn of(result: &impl Serialize, is_error: bool, text: &str) -> ToolOutput {
+        ToolOutput {
+            text: text.to_owned(),
+            is_error,
+            structured: serde_json::to_value(result).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
 /// A background task that ended, to be told to the model (BG-7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaskNotification {
@@ -215,6 +236,9 @@ pub enum ToolError {
     /// The host aborted the call.
     #[error("the call was aborted")]
     Aborted,
+    /// No tool has this name.
+    #[error("unknown tool `{0}`; the tools are Bash, TaskOutput and TaskStop")]
+    UnknownTool(String),
     /// TaskStop's own timeout passed before the task ended.
     #[error("task {0} did not end within TaskStop's 10 s limit")]
     StopTimedOut(String),
@@ -572,6 +596,29 @@ macro_rules! agent_calls {
         /// [`Self::take_notifications`] then.
         pub fn subscribe_tasks(&self) -> watch::Receiver<u64> {
             self.owner.tasks.subscribe()
+        }
+
+        /// Runs any of the tools by name (aliases included) on a raw JSON input: the one
+        /// entry point for hosts and the MCP server.
+        pub async fn call_tool(
+            &self,
+            name: &str,
+            input: &serde_json::Value,
+            ctx: &CallContext,
+        ) -> Result<ToolOutput, ToolError> {
+            if name == crate::BASH_TOOL_NAME {
+                let result = self.bash_json(input, ctx).await?;
+                return Ok(ToolOutput::of(&result, result.is_error, &result.text));
+            }
+            if crate::task_tools::is_task_output(name) {
+                let result = self.task_output_json(input, ctx).await?;
+                return Ok(ToolOutput::of(&result, false, &result.text));
+            }
+            if crate::task_tools::is_task_stop(name) {
+                let result = self.task_stop_json(input).await?;
+                return Ok(ToolOutput::of(&result, false, &result.text));
+            }
+            Err(ToolError::UnknownTool(name.to_owned()))
         }
 
         /// The raw task manager of this agent.

@@ -29,6 +29,14 @@ fn cwd_2_cwd_3_mcp_directory_persistence() {
     scenario("cwd");
 }
 
+/// BG-7, TASK-1/4: a background task's notification arrives in the next result; TaskOutput
+/// reads it, TaskStop (as KillShell with shell_id) stops another; task resources and their
+/// end notifications; closing the client leaves no process.
+#[test]
+fn bg_7_mcp_background_tasks() {
+    scenario("tasks");
+}
+
 /// KILL-1/2: closing the client ends every process of the session within 1.5 s.
 #[test]
 fn kill_2_mcp_session_end_ends_the_tree() {

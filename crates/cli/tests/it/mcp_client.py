@@ -74,7 +74,7 @@ async def cwd_scenario(binary):
                 await session.initialize()
                 tools = await session.list_tools()
                 names = [tool.name for tool in tools.tools]
-                check(names == ["Bash"], f"tools: {names}")
+                check(names == ["Bash", "TaskOutput", "TaskStop"], f"tools: {names}")
                 description = tools.tools[0].description
                 check("600000" in description, "description names the maximum timeout")
 
@@ -164,7 +164,84 @@ async def session_end_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"cwd": cwd_scenario, "session-end": session_end_scenario}
+async def tasks_scenario(binary):
+    """BG-7, TASK-1/4 through MCP: notifications in the next result, TaskOutput, TaskStop,
+    task resources and their end announced, no process left after close."""
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    marker = str(uuid.uuid4().int % 10**12).zfill(12)
+    logs, updates = [], []
+
+    async def on_log(params):
+        logs.append(params)
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", "")
+        if method == "notifications/resources/updated":
+            updates.append(root.params.uri)
+
+    try:
+        async with stdio_client(server(binary, workspace)) as (read, write):
+            async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as session:
+                await session.initialize()
+                names = sorted(tool.name for tool in (await session.list_tools()).tools)
+                check(names == ["Bash", "TaskOutput", "TaskStop"], f"tools: {names}")
+
+                started = await session.call_tool(
+                    "Bash", {"command": "sleep 0.3; echo bgdone", "run_in_background": True, "description": "Short job"}
+                )
+                task = (started.structured_content or {}).get("backgroundTaskId")
+                check(task, f"no task id: {text_of(started)!r}")
+                check(f"Command running in background with ID: {task}" in text_of(started), text_of(started))
+
+                # A task that keeps running is a resource while it lives.
+                long_started = await session.call_tool(
+                    "Bash", {"command": f"sleep 300.{marker}", "run_in_background": "true"}
+                )
+                long_task = long_started.structured_content["backgroundTaskId"]
+                uris = [str(r.uri) for r in (await session.list_resources()).resources]
+                check(f"wavesh://tasks/{long_task}" in uris, f"resources: {uris}")
+                contents = await session.read_resource(f"wavesh://tasks/{long_task}")
+                check('"status": "running"' in contents.contents[0].text, contents.contents[0].text)
+
+                await asyncio.sleep(1.0)
+                result = await session.call_tool("Bash", {"command": "echo next"})
+                blocks = [block.text for block in result.content]
+                check(len(blocks) == 2, f"blocks: {blocks}")
+                check(blocks[0].startswith("<task-notification>") and f"<task-id>{task}</task-id>" in blocks[0], blocks[0])
+                check("Background command \"Short job\" completed (exit code 0)." in blocks[0], blocks[0])
+                check(blocks[1] == "next", blocks[1])
+
+                output = await session.call_tool("TaskOutput", {"task_id": task})
+                check("<status>completed</status>" in text_of(output) and "bgdone" in text_of(output), text_of(output))
+                check(not output.is_error, text_of(output))
+
+                stopped = await session.call_tool("KillShell", {"shell_id": long_task})
+                check(text_of(stopped).startswith(f"Stopped task {long_task}"), text_of(stopped))
+                gone = await wait_for(lambda: not live_pids_with(f"300.{marker}"), 1.5)
+                check(gone, "stopped task left processes")
+                result = await session.call_tool("Bash", {"command": "true"})
+                check("was stopped by you." in result.content[0].text, result.content[0].text)
+
+                unknown = await session.call_tool("TaskStop", {"task_id": "bnope"})
+                check(unknown.is_error and "bnope" in text_of(unknown), text_of(unknown))
+
+                # The ends were announced: resources/updated and a logging message.
+                announced = await wait_for(lambda: len(updates) >= 2 and len(logs) >= 2, 3)
+                check(announced, f"updates: {updates}, logs: {logs}")
+                check(f"wavesh://tasks/{task}" in updates, f"updates: {updates}")
+
+                # Closing the client ends a task that still runs.
+                await session.call_tool("Bash", {"command": f"sleep 301.{marker}", "run_in_background": True})
+                check(await wait_for(lambda: live_pids_with(f"301.{marker}"), 5), "last task did not start")
+        gone = await wait_for(lambda: not live_pids_with(f".{marker}"), 1.5)
+        check(gone, f"processes left after close: {live_pids_with(marker)}")
+        print("tasks scenario: ok")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]
