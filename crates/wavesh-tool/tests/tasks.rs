@@ -630,3 +630,65 @@ async fn bg_3_race_300_runs_none_lost_none_twice() {
         moved.len()
     );
 }
+
+/// TASK-2: while running, the start of the output; after, the end, at most
+/// `task_max_output_chars` characters of it, with the path when cut. TASK-5: the host's
+/// 8192-byte tail.
+#[tokio::test]
+async fn task_2_projection_and_task_5_host_tail() {
+    let config = ToolConfig {
+        task_max_output_chars: 5_000,
+        ..ToolConfig::default()
+    };
+    let fx = fixture_with(config);
+    let command = "seq 1 20000; sleep 0.6; echo END";
+    let id = fx
+        .session
+        .bash(background(command), &ctx())
+        .await
+        .unwrap()
+        .background_task_id
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut input = TaskOutputInput::new(&id);
+    input.block = false;
+    let running = fx.session.task_output(input, &ctx()).await.unwrap();
+    assert_eq!(running.retrieval_status, "not_ready");
+    // The first 30000 bytes, of which the last 5000 characters are shown.
+    assert!(
+        running
+            .text
+            .contains("[Showing the last 5000 characters of"),
+        "{}",
+        running.text
+    );
+    assert!(
+        !running.text.contains("\n20000\n") && running.text.contains("\n6000\n"),
+        "head of the output"
+    );
+
+    let done = fx
+        .session
+        .task_output(TaskOutputInput::new(&id), &ctx())
+        .await
+        .unwrap();
+    assert!(done.text.contains(&format!(
+        "the full output is in {}]",
+        done.output_path.display()
+    )));
+    assert!(
+        done.text.contains("\n20000\nEND\n</output>"),
+        "tail of the output"
+    );
+
+    let tail = fx.session.task_tail(&id).unwrap();
+    assert_eq!(tail.len(), 8192);
+    assert!(tail.ends_with("19999\n20000\nEND\n"));
+    let listed = fx.session.list_tasks();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].status, listed[0].exit_code),
+        ("completed", Some(0))
+    );
+    assert!(listed[0].ended_at.is_some());
+}
