@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wavesh_exec::{
-    BackgroundReason, Backgrounded, Controls, Ending, Finished, Job, Mode, OnTimeout, Outcome,
-    OutputFile, Request, StopCause, StopError, StopOutcome,
+    BackgroundReason, Backgrounded, Ending, Finished, Job, Mode, OnTimeout, Outcome, OutputFile,
+    Request, StopCause, StopError, StopOutcome,
 };
 
 use crate::config::{ASSISTANT_BUDGET_MS, HostMode};
@@ -68,15 +68,10 @@ impl<'a> Agent<'a> {
             cwd,
             mode,
         };
-        let controls = Controls {
-            abort: ctx.abort.clone(),
-            progress: ctx.progress.clone(),
-            move_to_background: ctx.move_to_background.clone(),
-        };
         match self
             .shared
             .executor
-            .run(request, &controls, &self.owner.tasks)
+            .run(request, ctx, &self.owner.tasks)
             .await?
         {
             Outcome::Backgrounded(backgrounded) => {

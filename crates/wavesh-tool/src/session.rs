@@ -9,11 +9,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 use wavesh_exec::shell::{RealFiles, ShellEnv};
 use wavesh_exec::{
-    DirectSpawner, ExecError, Executor, OnTimeout, PrivateDir, PrivateDirError, ProgressSink,
-    Shell, ShellError, Signaller, Spawner, TaskManager, resolve_shell,
+    DirectSpawner, ExecError, Executor, OnTimeout, PrivateDir, PrivateDirError, Shell, ShellError,
+    Signaller, Spawner, TaskManager, resolve_shell,
 };
 
 use crate::agent::Agent;
@@ -25,25 +24,10 @@ use crate::task_tools::{
     TaskOutputInput, TaskStopInput, parse_task_output_input, parse_task_stop_input,
 };
 
-/// What the host passes with each call.
-#[derive(Clone, Default)]
-pub struct CallContext {
-    /// Cancelling aborts the command and ends its whole tree (EXEC-6).
-    pub abort: CancellationToken,
-    /// Progress events for the host's UI (EXEC-5); the model sees none of them.
-    pub progress: Option<ProgressSink>,
-    /// Cancelling moves the running foreground command to the background: the user's
-    /// Ctrl+B (BG-6).
-    pub move_to_background: CancellationToken,
-}
-
-impl std::fmt::Debug for CallContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallContext")
-            .field("aborted", &self.abort.is_cancelled())
-            .finish_non_exhaustive()
-    }
-}
+/// What the host passes with each call: the abort token (EXEC-6), the progress sink
+/// (EXEC-5) and the user's move to the background (BG-6). The executor's own controls,
+/// passed through unchanged.
+pub type CallContext = wavesh_exec::Controls;
 
 /// A running background task, as reported in a result (BG-1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -9,58 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wavesh_exec::Progress;
-use wavesh_tool::{BashInput, CallContext, Session, ToolConfig};
+use wavesh_tool::{BashInput, CallContext};
 
-struct Fixture {
-    base: PathBuf,
-    root: PathBuf,
-    session: Session,
-}
+mod common;
 
-impl Fixture {
-    fn new() -> Fixture {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let base =
-            std::env::temp_dir().join(format!("wavesh-session-{}-{nanos}", std::process::id()));
-        let root = base.join("ws");
-        std::fs::create_dir_all(root.join("sub")).unwrap();
-        let root = std::fs::canonicalize(root).unwrap();
-        let mut builder = Session::builder(&root);
-        builder
-            .private_base(base.join("private"))
-            .config(ToolConfig::default());
-        std::fs::create_dir_all(base.join("private")).unwrap();
-        let session = builder.build().unwrap();
-        Fixture {
-            base,
-            root,
-            session,
-        }
-    }
-
-    async fn bash(&self, command: &str) -> wavesh_tool::BashResult {
-        self.session
-            .bash(BashInput::new(command), &CallContext::default())
-            .await
-            .unwrap()
-    }
-
-    fn files(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.session.private_dir())
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .collect()
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
-}
+use common::Fixture;
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777

@@ -3,41 +3,21 @@
 #![cfg(unix)]
 #![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wavesh_tool::{BashInput, CallContext, Session, TaskOutputInput, ToolConfig, ToolError};
+use wavesh_tool::{BashInput, CallContext, TaskOutputInput, ToolConfig, ToolError};
 
-struct Fixture {
-    base: PathBuf,
-    session: Session,
+mod common;
+
+use common::{Fixture, eventually, live, marker};
+
+fn fixture() -> Fixture {
+    Fixture::new()
 }
 
 fn fixture_with(config: ToolConfig) -> Fixture {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let base = std::env::temp_dir().join(format!("wavesh-tasks-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(base.join("ws")).unwrap();
-    std::fs::create_dir_all(base.join("private")).unwrap();
-    let mut builder = Session::builder(base.join("ws"));
-    builder.private_base(base.join("private")).config(config);
-    Fixture {
-        session: builder.build().unwrap(),
-        base,
-    }
-}
-
-fn fixture() -> Fixture {
-    fixture_with(ToolConfig::default())
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.base);
-    }
+    Fixture::with(config)
 }
 
 fn background(command: &str) -> BashInput {
@@ -48,56 +28,6 @@ fn background(command: &str) -> BashInput {
 
 fn ctx() -> CallContext {
     CallContext::default()
-}
-
-/// Digits only, to tag processes: `sleep 300.<marker>`.
-fn marker() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{}{:09}", std::process::id() % 1000, nanos % 1_000_000_000)
-}
-
-/// Live (non-zombie) processes whose command line holds `marker`.
-fn live(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .filter(|entry| {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .chars()
-                .next();
-            let cmdline: String = cmdline
-                .iter()
-                .map(|b| if *b == 0 { ' ' } else { *b as char })
-                .collect();
-            cmdline.contains(marker) && !matches!(state, Some('Z' | 'X'))
-        })
-        .count()
-}
-
-async fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    check()
 }
 
 #[tokio::test]
