@@ -363,6 +363,20 @@ async fn bg_8_output_cap_stops_the_task_near_the_cap() {
         .unwrap()
         .background_task_id
         .unwrap();
+    // The notification says why.
+    let job = fx.session.tasks().get(&id).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), job.wait())
+        .await
+        .unwrap();
+    let notes = fx.session.take_notifications();
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0]
+            .text
+            .contains("was stopped: its output reached the output cap."),
+        "{}",
+        notes[0].text
+    );
     let output = fx
         .session
         .task_output(TaskOutputInput::new(&id), &ctx())
