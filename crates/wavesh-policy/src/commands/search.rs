@@ -1,0 +1,124 @@
+//! Search tools: ripgrep and find.
+
+use wavesh_parse::Word;
+
+use super::Entry;
+
+const RG: &str = "-A# -B# -C# -a -b -c -E$ -e$ -f$ -F -g$ -H -h -i -I -j# -L -l -M# -m# -N -n -o -p -P -q -r$ -s -S -t$ -T$ -u -U -v -V -w -x -0 \
+    --after-context=# --before-context=# --context=# --text --byte-offset --count --count-matches --encoding=$ --regexp=$ --file=$ \
+    --fixed-strings --glob=$ --iglob=$ --with-filename --no-filename --ignore-case --no-ignore --no-ignore-vcs --no-ignore-parent \
+    --no-ignore-dot --no-ignore-global --no-ignore-exclude --no-ignore-files --ignore-file=$ --threads=# --follow --max-columns=# \
+    --max-columns-preview --max-count=# --max-depth=# --max-filesize=$ --no-line-number --line-number --only-matching --pretty --pcre2 \
+    --quiet --replace=$ --case-sensitive --smart-case --sort=$ --sortr=$ --type=$ --type-not=$ --type-list --unrestricted --multiline \
+    --multiline-dotall --invert-match --word-regexp --line-regexp --null --null-data --hidden --no-hidden --files --files-with-matches \
+    --files-without-match --json --no-messages --column --no-column --heading --no-heading --color=$ --colors=$ --vimgrep --trim \
+    --stats --passthru --line-buffered --block-buffered --binary --no-binary --crlf --no-config --debug --trace --field-match-separator=$ \
+    --field-context-separator=$ --context-separator=$ --no-context-separator --path-separator=$ --one-file-system --no-require-git \
+    --engine=$ --auto-hybrid-regex --dfa-size-limit=$ --regex-size-limit=$ --mmap --no-mmap --unicode --no-unicode --help --version \
+    --include-zero --max-depth=# --glob-case-insensitive --ignore-file-case-insensitive --no-pcre2-unicode --generate=$ \
+    @files @writes";
+
+/// find's expression: only tests and actions that neither write nor execute (RO-2).
+fn find(args: &[Word]) -> Result<(), String> {
+    const NO_VALUE: &[&str] = &[
+        "-print",
+        "-print0",
+        "-ls",
+        "-depth",
+        "-follow",
+        "-mount",
+        "-xdev",
+        "-noleaf",
+        "-daystart",
+        "-ignore_readdir_race",
+        "-noignore_readdir_race",
+        "-empty",
+        "-true",
+        "-false",
+        "-nouser",
+        "-nogroup",
+        "-prune",
+        "-quit",
+        "-readable",
+        "-writable",
+        "-executable",
+        "-a",
+        "-and",
+        "-o",
+        "-or",
+        "-not",
+        "!",
+        "(",
+        ")",
+        ",",
+        "-H",
+        "-L",
+        "-P",
+        "-d",
+    ];
+    const ONE_VALUE: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-type",
+        "-xtype",
+        "-size",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-newer",
+        "-anewer",
+        "-cnewer",
+        "-perm",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-maxdepth",
+        "-mindepth",
+        "-regextype",
+        "-printf",
+        "-lname",
+        "-ilname",
+        "-fstype",
+        "-used",
+        "-context",
+        "-D",
+        "-O",
+    ];
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let value = word.value.as_str();
+        let is_expression = value.starts_with('-') || matches!(value, "(" | ")" | "!" | ",");
+        if !is_expression {
+            // A starting point (or a value consumed below).
+            continue;
+        }
+        if NO_VALUE.contains(&value) {
+            continue;
+        }
+        if ONE_VALUE.contains(&value) || (value.starts_with("-newer") && value.len() == 8) {
+            if iter.next().is_none() {
+                return Err(format!("`find {value}` needs a value"));
+            }
+            continue;
+        }
+        return Err(format!(
+            "`find {value}` is not a known read-only test or action"
+        ));
+    }
+    Ok(())
+}
+
+pub(super) const COMMANDS: &[Entry] = &[("rg", Some(RG), None), ("find", None, Some(find))];

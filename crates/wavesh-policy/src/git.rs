@@ -1,0 +1,476 @@
+//! git and gh: read-only subcommands and the options that would make them write or run
+//! programs (RO-4, RO-5).
+
+use wavesh_parse::Word;
+
+use crate::commands::positionals;
+
+/// Global options that change nothing (no pager runs: stdout is a file).
+const SAFE_GLOBALS: &[&str] = &["--no-pager", "-P", "--paginate", "-p"];
+
+/// Read-only subcommands; the longest match decides.
+const READ_ONLY: &[&str] = &[
+    "status",
+    "log",
+    "show",
+    "diff",
+    "branch",
+    "tag",
+    "rev-parse",
+    "rev-list",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "blame",
+    "annotate",
+    "shortlog",
+    "describe",
+    "reflog",
+    "remote",
+    "grep",
+    "merge-base",
+    "name-rev",
+    "for-each-ref",
+    "show-ref",
+    "count-objects",
+    "whatchanged",
+    "cherry",
+    "range-diff",
+    "version",
+    "stash list",
+    "stash show",
+    "worktree list",
+    "config --get",
+    "config --get-all",
+    "config --list",
+    "config -l",
+    "config --get-regexp",
+    "ls-remote",
+    "var",
+    "check-ignore",
+    "check-attr",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "verify-commit",
+    "verify-tag",
+    "help",
+];
+
+/// Options that write a file, run a program or open a pager on a file. Any long option
+/// that is a prefix of one of these is refused too: git accepts unique abbreviations.
+const DANGEROUS: &[&str] = &[
+    "--output",
+    "--output-directory",
+    "--ext-diff",
+    "--textconv",
+    "--open-files-in-pager",
+    "--exec",
+    "--upload-pack",
+    "--receive-pack",
+    "--config",
+    "--show-signature",
+    "--gpg-sign",
+    "--edit",
+    "--run",
+    "--tool",
+    "--extcmd",
+    "--contents",
+];
+
+/// Short options that write or run something, per subcommand.
+fn dangerous_short(subcommand: &str, flag: char) -> bool {
+    match subcommand {
+        "diff" | "log" | "show" | "format-patch" | "whatchanged" => flag == 'o',
+        "grep" => flag == 'O',
+        _ => false,
+    }
+}
+
+/// Checks a `git ...` argv (without `git`). `Err` names the word.
+pub fn check_git(args: &[Word]) -> Result<(), String> {
+    let mut i = 0;
+    while i < args.len() && args[i].value.starts_with('-') {
+        let global = args[i].value.as_str();
+        if !SAFE_GLOBALS.contains(&global) {
+            return Err(format!(
+                "the git global option `{global}` can change what git runs or where it writes"
+            ));
+        }
+        i += 1;
+    }
+    let rest = &args[i..];
+    let Some(first) = rest.first() else {
+        return Err("git without a subcommand".into());
+    };
+    let two = rest.get(1).map(|w| format!("{} {}", first.value, w.value));
+    let subcommand = match two.as_deref().filter(|two| READ_ONLY.contains(two)) {
+        Some(two) => two.to_owned(),
+        None if READ_ONLY.contains(&first.value.as_str())
+            && !is_write_form(&first.value, &rest[1..]) =>
+        {
+            first.value.clone()
+        }
+        None => {
+            return Err(format!(
+                "`git {}` is not a read-only git subcommand",
+                first.value
+            ));
+        }
+    };
+    let words = subcommand.split(' ').count();
+    let sub_args = &rest[words..];
+    for word in sub_args {
+        option_check(&subcommand, word)?;
+    }
+    callbacks(&subcommand, sub_args)
+}
+
+/// `git stash` alone stashes; `git config x y` sets; `git remote add` adds.
+fn is_write_form(subcommand: &str, args: &[Word]) -> bool {
+    match subcommand {
+        "remote" => args
+            .iter()
+            .find(|w| !w.value.starts_with('-'))
+            .is_some_and(|w| w.value != "show" && w.value != "get-url"),
+        _ => false,
+    }
+}
+
+fn option_check(subcommand: &str, word: &Word) -> Result<(), String> {
+    let value = word.value.as_str();
+    if let Some(long) = value.strip_prefix("--") {
+        let name = long.split('=').next().unwrap_or(long);
+        if name.len() >= 2
+            && let Some(danger) = DANGEROUS.iter().find(|d| d[2..].starts_with(name))
+        {
+            return Err(format!(
+                "`{value}` (as {danger}) writes a file or runs a program"
+            ));
+        }
+        return Ok(());
+    }
+    if let Some(cluster) = value.strip_prefix('-')
+        && let Some(flag) = cluster.chars().find(|c| dangerous_short(subcommand, *c))
+        && !cluster.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(format!(
+            "`git {subcommand} -{flag}` writes a file or runs a program"
+        ));
+    }
+    Ok(())
+}
+
+fn callbacks(subcommand: &str, args: &[Word]) -> Result<(), String> {
+    match subcommand {
+        "log" | "show" | "rev-list" | "shortlog" | "for-each-ref" | "whatchanged" => {
+            for word in args {
+                if word.value.contains("%G") || word.value.contains("%(signature") {
+                    return Err(format!(
+                        "the format `{}` runs gpg to verify signatures",
+                        word.raw
+                    ));
+                }
+            }
+            Ok(())
+        }
+        "branch" | "tag" => {
+            let listing = args.iter().any(|w| {
+                matches!(
+                    w.value.as_str(),
+                    "--list"
+                        | "-l"
+                        | "-a"
+                        | "--all"
+                        | "-r"
+                        | "--remotes"
+                        | "-v"
+                        | "-vv"
+                        | "--show-current"
+                        | "--contains"
+                        | "--merged"
+                        | "--no-merged"
+                        | "--points-at"
+                )
+            });
+            let mutating = args.iter().any(|w| {
+                matches!(
+                    w.value.as_str(),
+                    "-d" | "-D"
+                        | "--delete"
+                        | "-m"
+                        | "-M"
+                        | "--move"
+                        | "-c"
+                        | "-C"
+                        | "--copy"
+                        | "-f"
+                        | "--force"
+                        | "-u"
+                        | "--set-upstream-to"
+                        | "--unset-upstream"
+                        | "--edit-description"
+                        | "-s"
+                        | "--sign"
+                        | "-a"
+                        | "--annotate"
+                ) && !(subcommand == "branch" && w.value == "-a")
+            });
+            if mutating {
+                return Err(format!(
+                    "`git {subcommand}` with these options changes refs"
+                ));
+            }
+            if !positionals(args).is_empty() && !listing {
+                return Err(format!(
+                    "`git {subcommand} NAME` without --list creates a {subcommand}"
+                ));
+            }
+            Ok(())
+        }
+        "reflog" => match args.first().map(|w| w.value.as_str()) {
+            None | Some("show" | "list") => Ok(()),
+            Some(other) if other.starts_with('-') => Ok(()),
+            Some(other) => Err(format!("`git reflog {other}` changes the reflog")),
+        },
+        "ls-remote" => {
+            if positionals(args).is_empty() {
+                Ok(())
+            } else {
+                Err(
+                    "`git ls-remote` with a repository contacts it (and may run its transport)"
+                        .into(),
+                )
+            }
+        }
+        "remote" => {
+            let show = args.iter().any(|w| w.value == "show");
+            if show && !args.iter().any(|w| w.value == "-n") {
+                return Err("`git remote show` without -n contacts the remote".into());
+            }
+            Ok(())
+        }
+        "help" => Err("`git help` opens a pager or browser".into()),
+        _ => Ok(()),
+    }
+}
+
+/// gh: read-only subcommands, and no value that points somewhere else (RO-4).
+pub fn check_gh(args: &[Word]) -> Result<(), String> {
+    const READ_ONLY: &[&str] = &[
+        "pr view",
+        "pr list",
+        "pr diff",
+        "pr checks",
+        "pr status",
+        "issue view",
+        "issue list",
+        "issue status",
+        "repo view",
+        "repo list",
+        "run list",
+        "run view",
+        "workflow list",
+        "workflow view",
+        "release list",
+        "release view",
+        "search issues",
+        "search prs",
+        "search repos",
+        "search code",
+        "label list",
+        "auth status",
+        "api",
+        "status",
+        "gist list",
+        "gist view",
+        "cache list",
+        "ruleset list",
+        "ruleset view",
+        "variable list",
+        "secret list",
+        "browse --no-browser",
+        "--version",
+        "version",
+    ];
+    let first = args.first().map(|w| w.value.as_str()).unwrap_or("");
+    let two = args
+        .get(1)
+        .map(|w| format!("{first} {}", w.value))
+        .unwrap_or_default();
+    let words = if READ_ONLY.contains(&two.as_str()) {
+        2
+    } else if READ_ONLY.contains(&first) {
+        1
+    } else {
+        return Err(format!("`gh {first}` is not a read-only gh subcommand"));
+    };
+    let rest = &args[words..];
+    for word in rest {
+        let value = word.value.as_str();
+        if value.contains("://")
+            || value.contains('@')
+            || value.matches('/').count() >= 2 && !first.eq("api")
+        {
+            return Err(format!(
+                "`{}` points gh at another host or repository",
+                word.raw
+            ));
+        }
+        if matches!(value, "--web" | "-w") {
+            return Err("`--web` opens a browser".into());
+        }
+    }
+    if first == "api" {
+        for (i, word) in rest.iter().enumerate() {
+            let value = word.value.as_str();
+            let method = if matches!(value, "-X" | "--method") {
+                rest.get(i + 1).map(|w| w.value.to_ascii_uppercase())
+            } else {
+                value
+                    .strip_prefix("--method=")
+                    .or_else(|| value.strip_prefix("-X"))
+                    .filter(|m| !m.is_empty())
+                    .map(str::to_ascii_uppercase)
+            };
+            if method.is_some_and(|m| m != "GET") {
+                return Err("`gh api` with a method other than GET changes something".into());
+            }
+            if matches!(value, "-f" | "-F" | "--field" | "--raw-field" | "--input")
+                || value.starts_with("--field=")
+                || value.starts_with("--raw-field=")
+                || value.starts_with("--input=")
+            {
+                return Err("`gh api` with fields sends a POST".into());
+            }
+            if value.contains("://") || value.contains('@') {
+                return Err(format!("`{}` points gh at another host", word.raw));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavesh_parse::{Dialect, evaluate};
+
+    fn git(args: &str) -> Result<(), String> {
+        let words: Vec<Word> = args
+            .split_whitespace()
+            .map(|a| evaluate(a, Dialect::Bash))
+            .collect();
+        check_git(&words)
+    }
+
+    #[test]
+    fn ro_5_git() {
+        for ok in [
+            "status",
+            "log --oneline -20",
+            "diff HEAD~1",
+            "show HEAD:src/main.rs",
+            "branch",
+            "branch -a",
+            "branch --list feat*",
+            "tag -l",
+            "reflog",
+            "reflog show",
+            "remote -v",
+            "remote show -n origin",
+            "--no-pager log",
+            "-P diff",
+            "stash list",
+            "config --get user.name",
+            "ls-files",
+            "rev-parse HEAD",
+            "blame -L 1,10 f",
+            "grep -n foo",
+            "log --format=%H%n%s",
+            "diff --stat",
+            "worktree list",
+            "diff -U5",
+        ] {
+            assert!(git(ok).is_ok(), "{ok}: {:?}", git(ok));
+        }
+        for bad in [
+            "-c core.pager=sh log",
+            "-C /tmp status",
+            "--git-dir=/x status",
+            "--work-tree=/ status",
+            "--exec-path=/x log",
+            "log --format=%G?",
+            "for-each-ref --format=%(signature)",
+            "branch newname",
+            "tag v1",
+            "branch -d x",
+            "reflog expire",
+            "reflog delete x",
+            "ls-remote origin",
+            "remote show origin",
+            "diff --output=x",
+            "diff --out=x",
+            "log --outp=x",
+            "diff -o x",
+            "diff --ext-diff",
+            "log --textconv",
+            "grep -O less x",
+            "grep --open-files-in-pager=x y",
+            "commit -m x",
+            "push",
+            "stash",
+            "config user.name x",
+            "checkout x",
+            "remote add x y",
+            "help log",
+            "fetch",
+            "--bare log",
+            "--namespace=x log",
+            "--super-prefix=x log",
+            "--config-env=a=b log",
+            "--shallow-file=x log",
+            "--attr-source=x log",
+        ] {
+            assert!(git(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn gh(args: &str) -> Result<(), String> {
+        let words: Vec<Word> = args
+            .split_whitespace()
+            .map(|a| evaluate(a, Dialect::Bash))
+            .collect();
+        check_gh(&words)
+    }
+
+    #[test]
+    fn ro_4_gh() {
+        for ok in [
+            "pr view 12",
+            "pr list --state open",
+            "issue view 3 --comments",
+            "run list",
+            "api repos/o/r/pulls",
+            "auth status",
+        ] {
+            assert!(gh(ok).is_ok(), "{ok}: {:?}", gh(ok));
+        }
+        for bad in [
+            "pr create",
+            "pr merge 1",
+            "issue close 2",
+            "pr view https://evil.example/x",
+            "pr view 1 --repo a/b/c",
+            "pr view 1 -R git@host:x",
+            "api -X POST repos/x",
+            "api repos/x -f a=b",
+            "api --method=DELETE x",
+            "pr view 1 --web",
+            "repo clone x",
+            "api https://evil.example/x",
+        ] {
+            assert!(gh(bad).is_err(), "{bad}");
+        }
+    }
+}
