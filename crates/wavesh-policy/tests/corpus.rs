@@ -1,0 +1,87 @@
+//! The corpus: commands that must never be auto-approved, each with its source, and
+//! commands coding agents really run that should be (RO, PARSE, GIT).
+
+use std::path::PathBuf;
+
+use wavesh_policy::{ClassifyContext, Dialect, check};
+
+fn context() -> ClassifyContext {
+    ClassifyContext {
+        home: PathBuf::from("/home/dev"),
+        cwd: PathBuf::from("/work/app"),
+        ..ClassifyContext::default()
+    }
+}
+
+fn entries(file: &str) -> Vec<serde_json::Value> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(file);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+        .collect()
+}
+
+/// Read-only commands that are deliberately not approved, with the reason.
+const NOT_APPROVED: &[(&str, &str)] = &[(
+    "env | head",
+    "env prints every variable, tokens included: it is not on the read-only list",
+)];
+
+#[test]
+fn corpus_every_must_not_case_is_rejected() {
+    let cases = entries("must_not.jsonl");
+    assert!(cases.len() >= 300, "{} cases", cases.len());
+    let mut approved = Vec::new();
+    for case in &cases {
+        let command = case["command"].as_str().unwrap();
+        assert!(
+            case["source"].as_str().is_some_and(|s| !s.is_empty()),
+            "{command}: no source"
+        );
+        let verdict = check(command, Dialect::Bash, &context());
+        if verdict.read_only {
+            approved.push(command.to_owned());
+        } else {
+            assert!(
+                !verdict.reasons.is_empty() && verdict.reasons.iter().all(|r| !r.is_empty()),
+                "{command}: no reason (RO-7)"
+            );
+        }
+    }
+    assert!(
+        approved.is_empty(),
+        "approved but must not be: {approved:#?}"
+    );
+}
+
+#[test]
+fn corpus_read_only_commands_are_approved() {
+    let cases = entries("read_only.jsonl");
+    assert!(cases.len() >= 300, "{} cases", cases.len());
+    let mut refused = Vec::new();
+    for case in &cases {
+        let command = case["command"].as_str().unwrap();
+        let verdict = check(command, Dialect::Bash, &context());
+        let listed = NOT_APPROVED.iter().any(|(c, _)| *c == command);
+        if !verdict.read_only && !listed {
+            refused.push(format!("{command}  =>  {}", verdict.reasons.join("; ")));
+        }
+        if verdict.read_only && listed {
+            panic!("{command} is listed as not approved but is approved");
+        }
+    }
+    let approved = cases.len() - refused.len() - NOT_APPROVED.len();
+    let rate = approved as f64 / cases.len() as f64;
+    assert!(
+        refused.is_empty(),
+        "refused ({} of {}, {:.1}% approved):\n{}",
+        refused.len(),
+        cases.len(),
+        rate * 100.0,
+        refused.join("\n")
+    );
+    assert!(rate >= 0.9, "approval rate {rate:.3}");
+}
