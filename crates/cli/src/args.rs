@@ -22,6 +22,38 @@ pub enum Command {
     Run(RunArgs),
     /// Serve the Bash tool over MCP on stdin/stdout; one connection is one session.
     Mcp(McpArgs),
+    /// Say whether a command is provably read-only (auto-approved) and, if not, why.
+    ///
+    /// Exits 0 when read-only, 1 when it needs approval, 2 on bad input.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print one JSON object with `read_only`, `reasons`, the capability and the argv.
+    #[arg(long)]
+    pub json: bool,
+    /// Read one JSON string (a command) per line on stdin; write one JSON verdict per line.
+    #[arg(long, conflicts_with = "command")]
+    pub jsonl: bool,
+    /// The directory the command would run in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The shell whose syntax applies.
+    #[arg(long, value_enum, default_value = "bash")]
+    pub shell: ShellArg,
+    /// Only approve reads inside the working directory (the stricter path policy).
+    #[arg(long)]
+    pub confine: bool,
+    /// The command; several words are joined with spaces.
+    #[arg(last = true, value_name = "COMMAND", required_unless_present = "jsonl")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 //! prints what the model would read; `wavesh mcp` serves the tools over MCP on stdio.
 
 mod args;
+mod check;
 mod printer;
 mod progress;
 
@@ -46,6 +47,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     match cli.command {
+        Command::Check(args) => check::run(&args),
         Command::Run(args) => runtime.block_on(run_command(args)),
         Command::Mcp(args) => {
             runtime.block_on(serve_mcp(args))?;

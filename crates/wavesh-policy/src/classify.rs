@@ -302,7 +302,10 @@ fn check_paths(name: &str, args: &[Word], ctx: &ClassifyContext) -> Result<(), S
             continue;
         }
         if (looks_like_path(operand) || name == "cd") && !operand.is_empty() {
-            check_read(operand, &ctx.cwd, Path::new(home.as_ref()), &ctx.paths)?;
+            // The message shows the word as the model wrote it.
+            check_read(operand, &ctx.cwd, Path::new(home.as_ref()), &ctx.paths).map_err(|why| {
+                why.replacen(&format!("`{operand}`"), &format!("`{}`", word.raw), 1)
+            })?;
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 #![cfg(unix)]
 #![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
 
+mod check;
 mod mcp;
 mod run;
 mod util;
