@@ -305,9 +305,9 @@ fn xargs(args: &[Word]) -> Result<(), String> {
     Ok(())
 }
 
-const SORT: &str = "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z -k$ -t$ -S$ -T$ --ignore-leading-blanks --dictionary-order --ignore-case \
+const SORT: &str = "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z -k$ -t$ -S$ --ignore-leading-blanks --dictionary-order --ignore-case \
     --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort --reverse --version-sort \
-    --sort=$ --check=? --merge --stable --unique --zero-terminated --key=$ --field-separator=$ --buffer-size=$ --temporary-directory=$ \
+    --sort=$ --check=? --merge --stable --unique --zero-terminated --key=$ --field-separator=$ --buffer-size=$ \
     --parallel=# --debug --help --version @files";
 
 pub(super) const COMMANDS: &[Entry] = &[
