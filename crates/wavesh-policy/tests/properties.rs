@@ -49,18 +49,26 @@ fn dangerous_fragment() -> impl Strategy<Value = String> {
     ]
 }
 
-/// Inserts `fragment` as a word after word `at` of `command`'s first line.
+/// Inserts `fragment` as a new word at one of the word boundaries (spaces outside
+/// quotes) of `command`'s first line, or at its end.
 fn insert_word(command: &str, fragment: &str, at: usize) -> String {
-    let (first, rest) = command
-        .split_once('\n')
-        .map_or((command, ""), |(a, b)| (a, b));
-    let words: Vec<&str> = first.split(' ').collect();
-    let at = at % (words.len() + 1);
-    let mut out: Vec<&str> = words[..at].to_vec();
-    out.push(fragment);
-    out.extend_from_slice(&words[at..]);
-    let mut text = out.join(" ");
-    if !rest.is_empty() {
+    let (first, rest) = command.split_once('\n').map_or((command, None), |(a, b)| (a, Some(b)));
+    let mut boundaries = Vec::new();
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in first.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            ' ' if !single && !double => boundaries.push(i),
+            _ => {}
+        }
+    }
+    boundaries.push(first.len());
+    let cut = boundaries[at % boundaries.len()];
+    let mut text = format!("{} {fragment}{}", &first[..cut], &first[cut..]);
+    if let Some(rest) = rest {
         text.push('\n');
         text.push_str(rest);
     }
