@@ -54,6 +54,9 @@ pub struct Request {
     pub cwd: PathBuf,
     /// Foreground or background.
     pub mode: Mode,
+    /// Variables set for this command on top of the executor's (the adopted login-shell
+    /// environment, ENV-7).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// A progress event for the host (never for the model, EXEC-5).
@@ -367,7 +370,12 @@ impl Executor {
             command,
             output,
             cwd: request.cwd.clone(),
-            env: self.env.clone(),
+            env: request
+                .env
+                .iter()
+                .map(|(key, value)| (key.clone(), Some(value.clone())))
+                .chain(self.env.iter().cloned())
+                .collect(),
         };
         let child = self.spawner.spawn(spec).map_err(|source| {
             cleanup(ExecError::Spawn {

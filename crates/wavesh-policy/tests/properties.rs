@@ -52,7 +52,9 @@ fn dangerous_fragment() -> impl Strategy<Value = String> {
 /// Inserts `fragment` as a new word at one of the word boundaries (spaces outside
 /// quotes) of `command`'s first line, or at its end.
 fn insert_word(command: &str, fragment: &str, at: usize) -> String {
-    let (first, rest) = command.split_once('\n').map_or((command, None), |(a, b)| (a, Some(b)));
+    let (first, rest) = command
+        .split_once('\n')
+        .map_or((command, None), |(a, b)| (a, Some(b)));
     let mut boundaries = Vec::new();
     let (mut single, mut double, mut escaped) = (false, false, false);
     for (i, c) in first.char_indices() {

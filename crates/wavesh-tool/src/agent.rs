@@ -18,6 +18,7 @@ use crate::session::{
     BashResult, CallContext, Owner, Shared, TaskInfo, TaskNotification, TaskOutputResult,
     TaskSnapshot, TaskStopResult, ToolError, on_timeout, rfc3339,
 };
+use crate::shell_state::ShellSelection;
 use crate::task_tools::{
     self, FINISHED_TAIL_BYTES, HOST_TAIL_BYTES, NOTIFICATION_TAIL_CHARS, RUNNING_HEAD_BYTES,
     Retrieval, TASK_STOP_TIMEOUT_MS, TaskOutputInput,
@@ -39,6 +40,9 @@ impl<'a> Agent<'a> {
         ctx: &CallContext,
     ) -> Result<BashResult, ToolError> {
         let config = &self.shared.config;
+        if let ShellSelection::Stale { was } = &self.shared.selection {
+            return Err(ToolError::StaleShell(was.clone()));
+        }
         if input.run_in_background && config.mode == HostMode::IdleTurn {
             return Err(ToolError::BackgroundRefused);
         }
@@ -67,20 +71,25 @@ impl<'a> Agent<'a> {
             command: input.command.clone(),
             cwd,
             mode,
+            env: self.shared.login_env().await,
         };
-        match self
+        let outcome = self
             .shared
             .executor
             .run(request, ctx, &self.owner.tasks)
-            .await?
-        {
+            .await?;
+        let mut result = match outcome {
             Outcome::Backgrounded(backgrounded) => {
                 self.shared
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
-                Ok(self.backgrounded(&backgrounded, deadline_ms, notes))
+                self.backgrounded(&backgrounded, deadline_ms, notes)
             }
-            Outcome::Finished(finished) => self.finished(&input, finished, deadline_ms, notes),
+            Outcome::Finished(finished) => self.finished(&input, finished, deadline_ms, notes)?,
+        };
+        if let Some(note) = self.shared.take_note() {
+            result.text = format!("{note}\n{}", result.text);
         }
+        Ok(result)
     }
 
     fn backgrounded(

@@ -15,6 +15,7 @@ pub mod env_vars;
 pub mod input;
 pub mod render;
 mod session;
+pub mod shell_state;
 pub mod task_tools;
 
 pub use config::{HostMode, ToolConfig};

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use tokio::sync::watch;
-use wavesh_exec::shell::{RealFiles, ShellEnv};
+use wavesh_exec::shell::{FileProbe, RealFiles, ShellEnv};
 use wavesh_exec::{
     DirectSpawner, ExecError, Executor, OnTimeout, PrivateDir, PrivateDirError, Shell, ShellError,
     Signaller, Spawner, TaskManager, resolve_shell,
@@ -20,6 +20,7 @@ use crate::command_words::first_command_name;
 use crate::config::ToolConfig;
 use crate::input::{BashInput, InputError, parse_bash_input};
 use crate::render;
+use crate::shell_state::{self, ShellSelection};
 use crate::task_tools::{
     TaskOutputInput, TaskStopInput, parse_task_output_input, parse_task_stop_input,
 };
@@ -223,6 +224,11 @@ pub enum ToolError {
     /// No tool has this name.
     #[error("unknown tool `{0}`; the tools are Bash, TaskOutput and TaskStop")]
     UnknownTool(String),
+    /// The session's recorded shell no longer exists and there is no other (SHELL-3).
+    #[error(
+        "this session's shell {0} no longer exists or is not executable, and no other bash or zsh was found; install it again or start a new session"
+    )]
+    StaleShell(PathBuf),
     /// TaskStop's own timeout passed before the task ended.
     #[error("task {0} did not end within TaskStop's 10 s limit")]
     StopTimedOut(String),
@@ -297,6 +303,20 @@ pub struct SessionBuilder {
     shell: Option<Shell>,
     private_base: Option<PathBuf>,
     spawner: Option<Arc<dyn Spawner>>,
+    login_env: LoginEnvChoice,
+    session_id: Option<String>,
+    state_dir: Option<PathBuf>,
+}
+
+/// Where a session's login-shell environment comes from (ENV).
+#[derive(Debug, Clone)]
+enum LoginEnvChoice {
+    /// The process-wide probe, started on first use.
+    Process,
+    /// A probe the host started itself.
+    Handle(wavesh_env::ProbeHandle, std::time::Duration),
+    /// None: commands inherit the host's environment as it is.
+    Off,
 }
 
 impl SessionBuilder {
@@ -324,6 +344,34 @@ impl SessionBuilder {
         self
     }
 
+    /// Commands inherit the host's environment only: no login-shell probe.
+    pub fn no_login_env(&mut self) -> &mut Self {
+        self.login_env = LoginEnvChoice::Off;
+        self
+    }
+
+    /// Uses a probe the host started (`budget` bounds the first command's wait).
+    pub fn login_env(
+        &mut self,
+        handle: wavesh_env::ProbeHandle,
+        budget: std::time::Duration,
+    ) -> &mut Self {
+        self.login_env = LoginEnvChoice::Handle(handle, budget);
+        self
+    }
+
+    /// Names the session so its shell choice is recorded and restored on resume
+    /// (SHELL-3); `state_dir` holds the records.
+    pub fn session(
+        &mut self,
+        session_id: impl Into<String>,
+        state_dir: impl Into<PathBuf>,
+    ) -> &mut Self {
+        self.session_id = Some(session_id.into());
+        self.state_dir = Some(state_dir.into());
+        self
+    }
+
     /// Starts shells through `spawner` (a supervisor, a test double).
     pub fn spawner(&mut self, spawner: Arc<dyn Spawner>) -> &mut Self {
         self.spawner = Some(spawner);
@@ -339,10 +387,11 @@ impl SessionBuilder {
                 why: "it does not exist or is not a directory".into(),
             });
         }
-        let shell = match &self.shell {
-            Some(shell) => shell.clone(),
-            None => resolve_shell(&ShellEnv::from_process(), &RealFiles)?,
+        let candidate = match &self.shell {
+            Some(shell) => Ok(shell.clone()),
+            None => resolve_shell(&ShellEnv::from_process(), &RealFiles),
         };
+        let (selection, shell) = self.select_shell(candidate)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
         let signaller = default_signaller();
         let spawner = self
@@ -350,6 +399,7 @@ impl SessionBuilder {
             .clone()
             .unwrap_or_else(|| Arc::new(DirectSpawner));
         let config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
+        let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
         let shared = Arc::new(Shared {
@@ -365,11 +415,59 @@ impl SessionBuilder {
             config,
             expired: Mutex::default(),
             descriptions: Mutex::default(),
+            pending_note: Mutex::new(match &selection {
+                ShellSelection::Fallback { was } => {
+                    Some(shell_state::fallback_note(was, shell_path.as_path()))
+                }
+                _ => None,
+            }),
+            selection,
+            login_env: match &self.login_env {
+                LoginEnvChoice::Off => None,
+                LoginEnvChoice::Handle(handle, budget) => Some((handle.clone(), *budget)),
+                LoginEnvChoice::Process => Some((
+                    wavesh_env::start(),
+                    wavesh_env::probe_budget(&wavesh_env::ProbeConfig::from_process()),
+                )),
+            },
         });
         Ok(Session {
             owner: Owner::new(&shared, false),
             shared,
         })
+    }
+}
+
+impl SessionBuilder {
+    /// SHELL-3: a named session with a record resumes it (restored, fallback, stale);
+    /// otherwise the candidate is used and, for a named session, recorded.
+    fn select_shell(
+        &self,
+        candidate: Result<Shell, ShellError>,
+    ) -> Result<(ShellSelection, Shell), SessionError> {
+        let (Some(id), Some(state)) = (&self.session_id, &self.state_dir) else {
+            return Ok((ShellSelection::New, candidate?));
+        };
+        if let Some(recorded) = shell_state::recorded(state, id) {
+            let executable = |path: &Path| RealFiles.is_executable(path);
+            let (selection, shell) =
+                shell_state::resume(&recorded, candidate.as_ref().ok(), executable);
+            if let ShellSelection::Fallback { .. } = selection
+                && let Some(shell) = &shell
+                && let Err(error) = shell_state::record(state, id, shell)
+            {
+                tracing::warn!(%error, "cannot record the session's shell");
+            }
+            // A stale session keeps the missing shell's path, so every command names it.
+            let shell =
+                shell.unwrap_or_else(|| Shell::new(&recorded, wavesh_exec::ShellKind::Bash));
+            return Ok((selection, shell));
+        }
+        let shell = candidate?;
+        if let Err(error) = shell_state::record(state, id, &shell) {
+            tracing::warn!(%error, "cannot record the session's shell");
+        }
+        Ok((ShellSelection::New, shell))
     }
 }
 
@@ -393,6 +491,12 @@ pub(crate) struct Shared {
     expired: Mutex<HashSet<String>>,
     /// The `description` of each background call, for its notification.
     descriptions: Mutex<HashMap<String, String>>,
+    /// How the shell was chosen (SHELL-3).
+    pub(crate) selection: ShellSelection,
+    /// A note for the next result (the shell fallback of SHELL-3), given once.
+    pending_note: Mutex<Option<String>>,
+    /// The login-shell environment and how long the first command may wait for it.
+    login_env: Option<(wavesh_env::ProbeHandle, std::time::Duration)>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -402,6 +506,28 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// The note pending for the next result, taken once.
+    pub(crate) fn take_note(&self) -> Option<String> {
+        lock(&self.pending_note).take()
+    }
+
+    /// The adopted login-shell environment (ENV-1: waits at most for the probe's
+    /// bound, once; later calls find it done).
+    pub(crate) async fn login_env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let Some((handle, budget)) = &self.login_env else {
+            return Vec::new();
+        };
+        match handle.wait(*budget).await {
+            Some(env) => env
+                .adoption
+                .adopted
+                .iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
     pub(crate) fn cwd(&self) -> PathBuf {
         lock(&self.cwd).clone()
     }
@@ -622,6 +748,9 @@ impl Session {
             shell: None,
             private_base: None,
             spawner: None,
+            login_env: LoginEnvChoice::Process,
+            session_id: None,
+            state_dir: None,
         }
     }
 
@@ -645,6 +774,19 @@ impl Session {
     /// The shell commands run under.
     pub fn shell(&self) -> &Shell {
         self.shared.executor.shell()
+    }
+
+    /// How the shell was chosen (SHELL-3), for the host to show.
+    pub fn shell_selection(&self) -> &ShellSelection {
+        &self.shared.selection
+    }
+
+    /// The login-shell probe's result, if it has finished (for `wavesh env`-like UIs).
+    pub fn login_env_now(&self) -> Option<Arc<wavesh_env::LoginEnv>> {
+        self.shared
+            .login_env
+            .as_ref()
+            .and_then(|(handle, _)| handle.now())
     }
 
     /// The private directory of output files.

@@ -30,7 +30,10 @@ impl Fixture {
         std::fs::create_dir_all(base.join("private")).unwrap();
         let root = std::fs::canonicalize(base.join("ws")).unwrap();
         let mut builder = Session::builder(&root);
-        builder.private_base(base.join("private")).config(config);
+        builder
+            .private_base(base.join("private"))
+            .config(config)
+            .no_login_env();
         Fixture {
             session: builder.build().unwrap(),
             base,
