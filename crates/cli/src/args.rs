@@ -22,10 +22,19 @@ pub enum Command {
     Run(RunArgs),
     /// Serve the Bash tool over MCP on stdin/stdout; one connection is one session.
     Mcp(McpArgs),
+    /// Probe the login shell's environment as a session would, and show what is adopted.
+    Env(EnvArgs),
     /// Say whether a command is provably read-only (auto-approved) and, if not, why.
     ///
     /// Exits 0 when read-only, 1 when it needs approval, 2 on bad input.
     Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -73,6 +82,10 @@ pub struct RunArgs {
     /// Print one JSON object with the text and the structured fields.
     #[arg(long)]
     pub json: bool,
+    /// Probe the login shell first and give the command its PATH, proxies and CA
+    /// bundles, as `wavesh mcp` does (off by default: a terminal already has them).
+    #[arg(long)]
+    pub login_env: bool,
     /// Read the raw Bash tool input as JSON from FILE, or from stdin with -.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "timeout", "background", "description"])]
     pub input: Option<PathBuf>,
@@ -85,6 +98,16 @@ pub struct RunArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub workspace: WorkspaceArgs,
+    /// Do not probe the login shell: commands inherit this process's environment only.
+    #[arg(long)]
+    pub no_login_env: bool,
+    /// Resume (or name) a session: its shell is recorded and reused.
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// Where session records are kept (default: $XDG_STATE_HOME/wavesh or
+    /// ~/.local/state/wavesh).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Where the session works.

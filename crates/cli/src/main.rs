@@ -17,7 +17,7 @@ use wavesh_tool::{
     BashInput, BashResult, CallContext, InputError, Session, ToolError, parse_bash_input,
 };
 
-use crate::args::{Cli, Command, McpArgs, RunArgs, WorkspaceArgs};
+use crate::args::{Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -48,6 +48,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Env(args) => runtime.block_on(env_command(&args)),
         Command::Run(args) => runtime.block_on(run_command(args)),
         Command::Mcp(args) => {
             runtime.block_on(serve_mcp(args))?;
@@ -58,7 +59,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn build_session(workspace: &WorkspaceArgs) -> anyhow::Result<Session> {
+fn session_builder(workspace: &WorkspaceArgs) -> anyhow::Result<wavesh_tool::SessionBuilder> {
     let root = match &workspace.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -67,7 +68,7 @@ fn build_session(workspace: &WorkspaceArgs) -> anyhow::Result<Session> {
     for dir in &workspace.add_dir {
         builder.additional_dir(dir);
     }
-    Ok(builder.build()?)
+    Ok(builder)
 }
 
 /// Cancels `token` on SIGINT or SIGTERM (and on Ctrl+C elsewhere).
@@ -106,7 +107,11 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(input) => input,
         Err(error) => return Ok(report_error(&args, &error)),
     };
-    let session = build_session(&args.workspace)?;
+    let mut builder = session_builder(&args.workspace)?;
+    if !args.login_env {
+        builder.no_login_env();
+    }
+    let session = builder.build()?;
     let abort = CancellationToken::new();
     cancel_on_signals(abort.clone());
     let spinner = progress::Spinner::start_if_terminal();
@@ -221,9 +226,80 @@ fn exit_code(result: &BashResult) -> ExitCode {
 }
 
 async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
-    let session = Arc::new(build_session(&args.workspace)?);
+    let mut builder = session_builder(&args.workspace)?;
+    if args.no_login_env {
+        builder.no_login_env();
+    }
+    let state_dir = args
+        .state_dir
+        .clone()
+        .or_else(wavesh_tool::shell_state::default_state_dir);
+    let session_id = args.session_id.clone().unwrap_or_else(new_session_id);
+    if let Some(state_dir) = state_dir {
+        builder.session(&session_id, state_dir);
+    }
+    let session = Arc::new(builder.build()?);
+    printer::note(&format!(
+        "wavesh mcp: session {session_id} (shell {}, {}); resume with --session-id {session_id}",
+        session.shell().path().display(),
+        session.shell_selection().word()
+    ));
     let stop = CancellationToken::new();
     cancel_on_signals(stop.clone());
     wavesh_mcp::serve_stdio(session, stop).await?;
     Ok(())
+}
+
+/// A fresh session id: time and pid, enough to be unique on one machine.
+fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("s{nanos:x}{:x}", std::process::id())
+}
+
+async fn env_command(args: &EnvArgs) -> anyhow::Result<ExitCode> {
+    let config = wavesh_env::ProbeConfig::from_process();
+    let report = wavesh_env::probe(&config).await;
+    let host: std::collections::HashMap<String, String> = std::env::vars().collect();
+    let adoption = wavesh_env::adopt(&report.vars, &host);
+    if args.json {
+        let value = serde_json::json!({
+            "shell": report.shell,
+            "attempts": report.attempts,
+            "duration_ms": report.duration_ms,
+            "line_fallback": report.line_fallback,
+            "dropped_multiline": report.dropped_multiline,
+            "error": report.error,
+            "adopted": adoption.adopted.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>(),
+            "skipped_host_set": adoption.skipped_host_set,
+            "path": adoption.path,
+        });
+        printer::stdout_line(&value.to_string());
+    } else {
+        let shell = report
+            .shell
+            .as_ref()
+            .map_or("none".into(), |s| s.display().to_string());
+        printer::stdout_line(&format!(
+            "shell: {shell}\nattempts: {}\nduration: {} ms\nline fallback: {}",
+            report.attempts,
+            report.duration_ms,
+            if report.line_fallback { "yes" } else { "no" }
+        ));
+        if let Some(error) = &report.error {
+            printer::stdout_line(&format!("problem: {error}"));
+        }
+        printer::stdout_line("adopted:");
+        for (key, value) in &adoption.adopted {
+            printer::stdout_line(&format!("  {key}={value}"));
+        }
+        if !adoption.skipped_host_set.is_empty() {
+            printer::stdout_line(&format!(
+                "kept the host's: {}",
+                adoption.skipped_host_set.join(", ")
+            ));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

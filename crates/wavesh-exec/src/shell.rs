@@ -82,7 +82,7 @@ impl Shell {
 
 /// Why no shell could be chosen. Each variant names what was wrong so the user can fix
 /// it; there is never a silent fallback to `/bin/sh`.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ShellError {
     /// `WAVE_SHELL` names a file that does not exist or is not executable.
     #[error("WAVE_SHELL={path} is not an executable file")]

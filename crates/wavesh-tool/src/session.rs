@@ -300,7 +300,7 @@ pub struct SessionBuilder {
     root: PathBuf,
     additional_dirs: Vec<PathBuf>,
     config: Option<ToolConfig>,
-    shell: Option<Shell>,
+    shell: Option<Result<Shell, ShellError>>,
     private_base: Option<PathBuf>,
     spawner: Option<Arc<dyn Spawner>>,
     login_env: LoginEnvChoice,
@@ -334,7 +334,14 @@ impl SessionBuilder {
 
     /// Uses this shell instead of resolving one (SHELL-2).
     pub fn shell(&mut self, shell: Shell) -> &mut Self {
-        self.shell = Some(shell);
+        self.shell = Some(Ok(shell));
+        self
+    }
+
+    /// Uses this resolution result instead of resolving from the environment: for hosts
+    /// with their own shell discovery (and a resumed session whose host has none).
+    pub fn shell_resolution(&mut self, resolution: Result<Shell, ShellError>) -> &mut Self {
+        self.shell = Some(resolution);
         self
     }
 
@@ -388,7 +395,7 @@ impl SessionBuilder {
             });
         }
         let candidate = match &self.shell {
-            Some(shell) => Ok(shell.clone()),
+            Some(resolution) => resolution.clone(),
             None => resolve_shell(&ShellEnv::from_process(), &RealFiles),
         };
         let (selection, shell) = self.select_shell(candidate)?;

@@ -223,3 +223,79 @@ async fn bg_3_commit_point_never_loses_or_doubles_a_completion() {
         .collect();
     assert!(running.is_empty());
 }
+
+/// SHELL-3 through sessions: a named session records its shell; resuming restores it;
+/// a recorded shell that is gone falls back (the model is told once) or, with no other
+/// shell, every command fails naming it.
+#[tokio::test]
+async fn shell_3_resume_restored_fallback_stale() {
+    use wavesh_exec::{Shell, ShellError, ShellKind};
+    use wavesh_tool::shell_state::ShellSelection;
+    let fx = Fixture::new();
+    let state = fx.base.join("state");
+    let build = |resolution: Result<Shell, ShellError>| {
+        let mut builder = wavesh_tool::Session::builder(&fx.root);
+        builder
+            .private_base(fx.base.join("private"))
+            .no_login_env()
+            .session("s-1", &state)
+            .shell_resolution(resolution);
+        builder.build().unwrap()
+    };
+    // A copy of bash that can be made non-executable.
+    let copy = fx.base.join("bin/bash");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy("/bin/bash", &copy).unwrap();
+    let system = Shell::new("/bin/bash", ShellKind::Bash);
+
+    let first = build(Ok(Shell::new(&copy, ShellKind::Bash)));
+    assert_eq!(first.shell_selection(), &ShellSelection::New);
+    drop(first);
+    let resumed = build(Ok(system.clone()));
+    assert_eq!(resumed.shell_selection(), &ShellSelection::Restored);
+    assert_eq!(resumed.shell().path(), copy.as_path());
+    drop(resumed);
+
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let fallback = build(Ok(system.clone()));
+    assert_eq!(
+        fallback.shell_selection(),
+        &ShellSelection::Fallback { was: copy.clone() }
+    );
+    let ctx = CallContext::default();
+    let result = fallback
+        .bash(BashInput::new("echo hi"), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        result.text,
+        format!(
+            "Note: the shell changed since this session started (was {}, now /bin/bash).\nhi",
+            copy.display()
+        )
+    );
+    let again = fallback
+        .bash(BashInput::new("echo hi"), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(again.text, "hi", "the note is given once");
+    drop(fallback);
+
+    // The fallback was recorded; now make the record point at the missing copy again.
+    wavesh_tool::shell_state::record(&state, "s-1", &Shell::new(&copy, ShellKind::Bash)).unwrap();
+    let stale = build(Err(ShellError::NotFound {
+        searched: "nowhere".into(),
+    }));
+    assert_eq!(
+        stale.shell_selection(),
+        &ShellSelection::Stale { was: copy.clone() }
+    );
+    let error = stale
+        .bash(BashInput::new("echo hi"), &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains(&copy.display().to_string()),
+        "{error}"
+    );
+}

@@ -60,6 +60,8 @@ async def wait_for(predicate, timeout):
 
 def server(binary, workspace, *extra):
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR", "WAVESH_LOG")}
+    # Session records go with the test workspace, not into the real home.
+    env["XDG_STATE_HOME"] = os.path.join(workspace, ".state")
     return StdioServerParameters(command=binary, args=["mcp", "--cwd", workspace, *extra], env=env)
 
 

@@ -37,6 +37,7 @@ impl Workspace {
             }
         }
         command.env("TMPDIR", &self.private);
+        command.env("XDG_STATE_HOME", &self.private);
         command.env("SHELL", "/bin/bash");
         command.current_dir(&self.root);
         command.stdin(Stdio::null());
