@@ -272,3 +272,30 @@ fn kill_group(pid: Option<u32>) {
 
 #[cfg(not(unix))]
 fn kill_group(_pid: Option<u32>) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(env: &[(&str, &str)]) -> ProbeConfig {
+        ProbeConfig {
+            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            ..ProbeConfig::from_process()
+        }
+    }
+
+    #[test]
+    fn env_3_shell_choice() {
+        assert_eq!(probe_shell(&config(&[("SHELL", "/bin/bash")])), Some(PathBuf::from("/bin/bash")));
+        // Relative or missing $SHELL is not used.
+        let fallback = probe_shell(&config(&[("SHELL", "bash"), ("HOME", "/nonexistent")]));
+        assert!(fallback.is_some_and(|p| p.is_absolute()));
+        let home = std::env::temp_dir().join(format!("wavesh-env3-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".bashrc"), "").unwrap();
+        let home_str = home.display().to_string();
+        let chosen = probe_shell(&config(&[("SHELL", "/nonexistent/zsh"), ("HOME", &home_str)]));
+        assert_eq!(chosen, Some(PathBuf::from("/bin/bash")), "~/.bashrc exists and no ~/.zshrc");
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+}
