@@ -230,6 +230,8 @@ async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
     if args.no_login_env {
         builder.no_login_env();
     }
+    // The connection's read-file state: Bash reads count, formatter runs are checked.
+    builder.read_state(Arc::new(wavesh_tool::read_state::MemoryReadState::default()));
     let state_dir = args
         .state_dir
         .clone()

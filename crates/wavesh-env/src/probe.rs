@@ -279,14 +279,20 @@ mod tests {
 
     fn config(env: &[(&str, &str)]) -> ProbeConfig {
         ProbeConfig {
-            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
             ..ProbeConfig::from_process()
         }
     }
 
     #[test]
     fn env_3_shell_choice() {
-        assert_eq!(probe_shell(&config(&[("SHELL", "/bin/bash")])), Some(PathBuf::from("/bin/bash")));
+        assert_eq!(
+            probe_shell(&config(&[("SHELL", "/bin/bash")])),
+            Some(PathBuf::from("/bin/bash"))
+        );
         // Relative or missing $SHELL is not used.
         let fallback = probe_shell(&config(&[("SHELL", "bash"), ("HOME", "/nonexistent")]));
         assert!(fallback.is_some_and(|p| p.is_absolute()));
@@ -294,8 +300,15 @@ mod tests {
         std::fs::create_dir_all(&home).unwrap();
         std::fs::write(home.join(".bashrc"), "").unwrap();
         let home_str = home.display().to_string();
-        let chosen = probe_shell(&config(&[("SHELL", "/nonexistent/zsh"), ("HOME", &home_str)]));
-        assert_eq!(chosen, Some(PathBuf::from("/bin/bash")), "~/.bashrc exists and no ~/.zshrc");
+        let chosen = probe_shell(&config(&[
+            ("SHELL", "/nonexistent/zsh"),
+            ("HOME", &home_str),
+        ]));
+        assert_eq!(
+            chosen,
+            Some(PathBuf::from("/bin/bash")),
+            "~/.bashrc exists and no ~/.zshrc"
+        );
         std::fs::remove_dir_all(&home).unwrap();
     }
 }

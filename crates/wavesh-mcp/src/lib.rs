@@ -97,7 +97,18 @@ impl WaveshServer {
         let outcome = self.session.call_tool(name, &input, &ctx).await;
         match outcome {
             Ok(output) => {
-                content.push(ContentBlock::text(output.text.clone()));
+                if let Some(image) = &output.image {
+                    // OUT-4: the model sees the image itself.
+                    content.push(ContentBlock::image(
+                        image.data.clone(),
+                        image.media_type.clone(),
+                    ));
+                    if !output.text.is_empty() {
+                        content.push(ContentBlock::text(output.text.clone()));
+                    }
+                } else {
+                    content.push(ContentBlock::text(output.text.clone()));
+                }
                 tool_result(content, &output)
             }
             Err(error) => {

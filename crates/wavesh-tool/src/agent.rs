@@ -24,6 +24,12 @@ use crate::task_tools::{
     Retrieval, TASK_STOP_TIMEOUT_MS, TaskOutputInput,
 };
 
+/// When and where a command started, for the read-file effects (READ).
+struct RunStart {
+    at: std::time::SystemTime,
+    cwd: std::path::PathBuf,
+}
+
 pub(crate) struct Agent<'a> {
     shared: &'a Shared,
     owner: &'a Owner,
@@ -67,6 +73,10 @@ impl<'a> Agent<'a> {
                 on_timeout,
             }
         };
+        let started = RunStart {
+            at: std::time::SystemTime::now(),
+            cwd: cwd.clone(),
+        };
         let request = Request {
             command: input.command.clone(),
             cwd,
@@ -84,7 +94,9 @@ impl<'a> Agent<'a> {
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
                 self.backgrounded(&backgrounded, deadline_ms, notes)
             }
-            Outcome::Finished(finished) => self.finished(&input, finished, deadline_ms, notes)?,
+            Outcome::Finished(finished) => {
+                self.finished(&input, finished, deadline_ms, &started, notes)?
+            }
         };
         if let Some(note) = self.shared.take_note() {
             result.text = format!("{note}\n{}", result.text);
@@ -138,6 +150,7 @@ impl<'a> Agent<'a> {
             }),
             return_code_interpretation: None,
             cwd: self.shared.cwd(),
+            image: None,
         }
     }
 
@@ -146,9 +159,39 @@ impl<'a> Agent<'a> {
         input: &BashInput,
         finished: Finished,
         deadline_ms: u64,
+        started: &RunStart,
         mut notes: Vec<String>,
     ) -> Result<BashResult, ToolError> {
         let code = finished.status.code();
+        let succeeded = finished.ending == Ending::Exited && code == 0;
+        // OUT-4: a stdout that is one image data URL is shown as the image.
+        let image = if finished.ending == Ending::Exited {
+            crate::image_output::image_from_output(&finished.output)
+        } else {
+            None
+        };
+        if let Some(image) = image {
+            if !self.owner.subagent
+                && let Some(dir) = &finished.cwd_after
+            {
+                notes.extend(self.shared.adopt_cwd(dir));
+            }
+            let mut result = self.completed_result(
+                notes.join("\n"),
+                code != 0,
+                code,
+                finished.ending,
+                None,
+                None,
+            );
+            result.image = Some(image);
+            return Ok(result);
+        }
+        let dialect = match self.shared.executor.shell().kind() {
+            wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
+            wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
+        };
+        let analysis = wavesh_parse::analyze(&input.command, dialect);
         let meaning = match finished.ending {
             Ending::Exited => render::exit_meaning(&input.command, code),
             // A command ended by us has no exit-code meaning of its own.
@@ -168,19 +211,35 @@ impl<'a> Agent<'a> {
             (_, Ending::Aborted | Ending::OutputCap) => true,
             _ => false,
         };
+        let gh_note;
         let output_path = match output {
             ModelOutput::Inline(text) => {
+                gh_note = crate::gh_limit::reminder(&analysis, &text);
                 let text = text.trim_end_matches(['\n', '\r']);
                 if !text.is_empty() {
                     lines.push(text.to_owned());
                 }
+                if succeeded && let Some(state) = &self.shared.read_state {
+                    crate::read_state::record_reads(&analysis, &started.cwd, state.as_ref());
+                }
                 None
             }
             ModelOutput::Persisted { envelope, .. } => {
+                gh_note = crate::gh_limit::reminder(&analysis, &envelope);
                 lines.push(envelope);
                 Some(finished.output.keep())
             }
         };
+        if succeeded
+            && let Some(state) = &self.shared.read_state
+            && let Some(stale) =
+                crate::read_state::stale_message(&input.command, started.at, state.as_ref())
+        {
+            notes.push(stale);
+        }
+        if let Some(reminder) = gh_note {
+            notes.push(reminder.to_owned());
+        }
         let mut interpretation = None;
         match meaning {
             ExitMeaning::Expected(message) if code != 0 && !message.is_empty() => {
@@ -209,12 +268,31 @@ impl<'a> Agent<'a> {
         } else {
             lines.join("\n")
         };
-        Ok(BashResult {
+        Ok(self.completed_result(
+            text,
+            is_error,
+            code,
+            finished.ending,
+            output_path,
+            interpretation,
+        ))
+    }
+
+    fn completed_result(
+        &self,
+        text: String,
+        is_error: bool,
+        code: i32,
+        ending: Ending,
+        output_path: Option<std::path::PathBuf>,
+        interpretation: Option<String>,
+    ) -> BashResult {
+        BashResult {
             text,
             is_error,
             success: !is_error,
             exit_code: Some(code),
-            interrupted: finished.ending != Ending::Exited,
+            interrupted: ending != Ending::Exited,
             status: "completed",
             background_task_id: None,
             assistant_auto_backgrounded: false,
@@ -224,7 +302,8 @@ impl<'a> Agent<'a> {
             task: None,
             return_code_interpretation: interpretation,
             cwd: self.shared.cwd(),
-        })
+            image: None,
+        }
     }
 
     /// The task with this id, or the error that names it (unknown or expired).

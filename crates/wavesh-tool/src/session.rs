@@ -19,6 +19,7 @@ use crate::agent::Agent;
 use crate::command_words::first_command_name;
 use crate::config::ToolConfig;
 use crate::input::{BashInput, InputError, parse_bash_input};
+use crate::read_state::ReadFileState;
 use crate::render;
 use crate::shell_state::{self, ShellSelection};
 use crate::task_tools::{
@@ -87,6 +88,9 @@ pub struct BashResult {
     pub return_code_interpretation: Option<String>,
     /// The session's working directory after the call.
     pub cwd: PathBuf,
+    /// The output as an image, when stdout was exactly one image data URL (OUT-4).
+    #[serde(skip)]
+    pub image: Option<crate::image_output::ImageBlock>,
 }
 
 /// The result of a TaskOutput call.
@@ -132,6 +136,8 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// The structured result ([`BashResult`], [`TaskOutputResult`] or [`TaskStopResult`]).
     pub structured: serde_json::Value,
+    /// An image the model should see (OUT-4).
+    pub image: Option<crate::image_output::ImageBlock>,
 }
 
 impl ToolOutput {
@@ -140,6 +146,7 @@ impl ToolOutput {
             text: text.to_owned(),
             is_error,
             structured: serde_json::to_value(result).unwrap_or(serde_json::Value::Null),
+            image: None,
         }
     }
 }
@@ -306,6 +313,7 @@ pub struct SessionBuilder {
     login_env: LoginEnvChoice,
     session_id: Option<String>,
     state_dir: Option<PathBuf>,
+    read_state: Option<Arc<dyn ReadFileState>>,
 }
 
 /// Where a session's login-shell environment comes from (ENV).
@@ -379,6 +387,13 @@ impl SessionBuilder {
         self
     }
 
+    /// The host's read-file state: Bash reads are recorded there and formatter runs are
+    /// checked against it (READ).
+    pub fn read_state(&mut self, state: Arc<dyn ReadFileState>) -> &mut Self {
+        self.read_state = Some(state);
+        self
+    }
+
     /// Starts shells through `spawner` (a supervisor, a test double).
     pub fn spawner(&mut self, spawner: Arc<dyn Spawner>) -> &mut Self {
         self.spawner = Some(spawner);
@@ -429,6 +444,7 @@ impl SessionBuilder {
                 _ => None,
             }),
             selection,
+            read_state: self.read_state.clone(),
             login_env: match &self.login_env {
                 LoginEnvChoice::Off => None,
                 LoginEnvChoice::Handle(handle, budget) => Some((handle.clone(), *budget)),
@@ -483,6 +499,22 @@ fn default_signaller() -> Arc<dyn Signaller> {
     Arc::new(wavesh_exec::PosixSignaller)
 }
 
+/// `file` relative to `cwd`, lexically normalised.
+pub(crate) fn resolve(cwd: &Path, file: &str) -> PathBuf {
+    let joined = cwd.join(file);
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -504,6 +536,8 @@ pub(crate) struct Shared {
     pending_note: Mutex<Option<String>>,
     /// The login-shell environment and how long the first command may wait for it.
     login_env: Option<(wavesh_env::ProbeHandle, std::time::Duration)>,
+    /// The host's read-file state, if it has one (READ).
+    pub(crate) read_state: Option<Arc<dyn ReadFileState>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -725,7 +759,9 @@ macro_rules! agent_calls {
         ) -> Result<ToolOutput, ToolError> {
             if name == crate::BASH_TOOL_NAME {
                 let result = self.bash_json(input, ctx).await?;
-                return Ok(ToolOutput::of(&result, result.is_error, &result.text));
+                let mut output = ToolOutput::of(&result, result.is_error, &result.text);
+                output.image = result.image;
+                return Ok(output);
             }
             if crate::task_tools::is_task_output(name) {
                 let result = self.task_output_json(input, ctx).await?;
@@ -758,6 +794,7 @@ impl Session {
             login_env: LoginEnvChoice::Process,
             session_id: None,
             state_dir: None,
+            read_state: None,
         }
     }
 
