@@ -26,8 +26,14 @@ use crate::task_tools::{
 
 /// When and where a command started, for the read-file effects (READ).
 struct RunStart {
-    at: std::time::SystemTime,
     cwd: std::path::PathBuf,
+    /// The read files and their modification times before a command that may rewrite
+    /// them (READ-2).
+    read_files: Vec<(
+        std::path::PathBuf,
+        Option<std::time::SystemTime>,
+        crate::read_state::ReadRecord,
+    )>,
 }
 
 pub(crate) struct Agent<'a> {
@@ -74,8 +80,16 @@ impl<'a> Agent<'a> {
             }
         };
         let started = RunStart {
-            at: std::time::SystemTime::now(),
             cwd: cwd.clone(),
+            read_files: match &self.shared.read_state {
+                Some(state)
+                    if !input.run_in_background
+                        && crate::read_state::may_rewrite(&input.command) =>
+                {
+                    crate::read_state::snapshot(state.as_ref())
+                }
+                _ => Vec::new(),
+            },
         };
         let request = Request {
             command: input.command.clone(),
@@ -230,11 +244,7 @@ impl<'a> Agent<'a> {
                 Some(finished.output.keep())
             }
         };
-        if succeeded
-            && let Some(state) = &self.shared.read_state
-            && let Some(stale) =
-                crate::read_state::stale_message(&input.command, started.at, state.as_ref())
-        {
+        if succeeded && let Some(stale) = crate::read_state::stale_message(&started.read_files) {
             notes.push(stale);
         }
         if let Some(reminder) = gh_note {

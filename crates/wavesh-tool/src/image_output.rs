@@ -30,7 +30,7 @@ pub struct ImageBlock {
 /// decodes. `None` means: show it as text.
 pub fn image_from_output(output: &OutputFile) -> Option<ImageBlock> {
     let len = output.len().ok()?;
-    if len > MAX_IMAGE_OUTPUT_BYTES || len < 22 {
+    if !(22..=MAX_IMAGE_OUTPUT_BYTES).contains(&len) {
         return None;
     }
     // Cheap check before reading everything: the URL prefix.

@@ -247,28 +247,39 @@ pub const FORMATTER_MARKERS: &[&str] = &[
     "rubocop -a",
 ];
 
-/// READ-2: when the command may have rewritten files, the files read earlier that
-/// changed during it, as the message for the model.
-pub fn stale_message(
-    command: &str,
-    started: SystemTime,
-    state: &dyn ReadFileState,
-) -> Option<String> {
-    if !FORMATTER_MARKERS
+/// Whether a command holds one of the formatter markers (READ-2).
+pub fn may_rewrite(command: &str) -> bool {
+    FORMATTER_MARKERS
         .iter()
         .any(|marker| command.contains(marker))
-    {
-        return None;
-    }
-    let mut changed: Vec<PathBuf> = state
+}
+
+/// The modification times of every read file, taken before a command that
+/// [`may_rewrite`] runs. Comparing before and after does not depend on the file system's
+/// timestamp granularity (Linux stamps files with a coarse clock that can lag the
+/// time the command started).
+pub fn snapshot(state: &dyn ReadFileState) -> Vec<(PathBuf, Option<SystemTime>, ReadRecord)> {
+    state
         .list()
         .into_iter()
-        .filter(|(path, record)| {
+        .map(|(path, record)| {
+            let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+            (path, modified, record)
+        })
+        .collect()
+}
+
+/// READ-2: the files of `before` that the command changed (modified during it and after
+/// they were read), as the message for the model; at most 5 are named, all counted.
+pub fn stale_message(before: &[(PathBuf, Option<SystemTime>, ReadRecord)]) -> Option<String> {
+    let mut changed: Vec<&PathBuf> = before
+        .iter()
+        .filter(|(path, was, record)| {
             std::fs::metadata(path)
                 .and_then(|m| m.modified())
-                .is_ok_and(|modified| modified > started && modified > record.modified)
+                .is_ok_and(|now| Some(now) != *was && now > record.modified)
         })
-        .map(|(path, _)| path)
+        .map(|(path, _, _)| path)
         .collect();
     if changed.is_empty() {
         return None;

@@ -58,6 +58,7 @@ pub fn read_output(output: &OutputFile, max_chars: usize) -> io::Result<ModelOut
 
 /// The envelope of OUT-1.
 pub fn persisted_envelope(total_bytes: u64, path: &Path, head: &str, tail: &str) -> String {
+    let tail = tail.strip_suffix('\n').unwrap_or(tail);
     format!(
         "<persisted-output>\nOutput too large ({total_bytes} bytes). Full output saved to: {}\n\n\
          Preview (first {PREVIEW_CHARS} characters):\n{head}\n…\n\n\

@@ -236,11 +236,16 @@ pub fn task_output_text(job: &Job, retrieval: Retrieval, output: &str) -> String
     if let Some(exit) = job.exit() {
         text.push_str(&format!("<exit_code>{}</exit_code>\n", exit.status.code()));
     }
+    let output = output.trim_end_matches('\n');
     text.push_str(&format!(
-        "<output_file>{}</output_file>\n<output>\n{}\n</output>",
-        job.output_path().display(),
-        output.trim_end_matches('\n')
+        "<output_file>{}</output_file>\n",
+        job.output_path().display()
     ));
+    if output.is_empty() {
+        text.push_str("<output></output>");
+    } else {
+        text.push_str(&format!("<output>\n{output}\n</output>"));
+    }
     text
 }
 
