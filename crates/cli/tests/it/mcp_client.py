@@ -125,6 +125,13 @@ async def cwd_scenario(binary):
                 result = await session.call_tool("Bash", {"command": "true", "timeout": -1})
                 check(result.is_error and "600000" not in text_of(result), f"timeout -1: {text_of(result)!r}")
 
+                # OUT-4: a data URL on stdout arrives as image content.
+                pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+                result = await session.call_tool("Bash", {"command": f"printf 'data:image/png;base64,%s' {pixel}"})
+                kinds = [getattr(block, "type", "") for block in result.content]
+                check(kinds == ["image"], f"image content: {kinds}")
+                check(result.content[0].mime_type == "image/png", result.content[0].mime_type)
+
                 # EXEC-2: the command text is not in any process's argv.
                 marker = "zq" + uuid.uuid4().hex
                 result, text = await bash(f"pgrep -f {marker} || echo none")
