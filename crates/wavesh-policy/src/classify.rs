@@ -203,6 +203,21 @@ pub fn classify(source: &str, analysis: &Analysis, ctx: &ClassifyContext) -> Ver
     }
 }
 
+/// Whether one simple command is read-only on its own (for RULE-3's exemption of
+/// read-only parts). `Err` names the command and the deciding word.
+pub fn command_is_read_only(command: &SimpleCommand, ctx: &ClassifyContext) -> Result<(), String> {
+    let name = strip_wrappers(&command.argv)
+        .ok()
+        .and_then(|argv| argv.first())
+        .map(|w| w.value.as_str());
+    if name == Some("git")
+        && let GitContext::Unsafe(why) = &ctx.git
+    {
+        return Err(format!("git is not safe here: {why}"));
+    }
+    check_command(command, ctx)
+}
+
 /// RO-2 for one simple command. `Err` names the command and the deciding word.
 fn check_command(command: &SimpleCommand, ctx: &ClassifyContext) -> Result<(), String> {
     let shown = shorten(&command.text);

@@ -11,13 +11,19 @@
 
 mod classify;
 pub mod commands;
+mod decide;
 pub mod env;
 pub mod flags;
 pub mod git;
 pub mod git_guard;
 pub mod paths;
+pub mod prefix;
+pub mod registry;
+pub mod rules;
+pub mod settings;
 
-pub use classify::{ClassifyContext, GitContext, Verdict, classify};
+pub use classify::{ClassifyContext, GitContext, Verdict, classify, command_is_read_only};
+pub use decide::{Decision, Outcome, PermissionMode, decide};
 pub use wavesh_parse::Dialect;
 
 /// The capability a `Bash` call is declared with (RO-6).

@@ -1,0 +1,206 @@
+//! "Always allow" suggestions (PREFIX-1..4): a stable prefix rule per command that needs
+//! approval, as narrow as safe and as broad as useful.
+
+use wavesh_parse::SimpleCommand;
+
+use crate::env::is_inert;
+use crate::registry::{Node, registry};
+
+/// Commands that never get a prefix rule: the rule would allow anything (PREFIX-2).
+pub const HIGH_RISK_ROOTS: &[&str] = &[
+    "rm",
+    "rmdir",
+    "shred",
+    "dd",
+    "mkfs",
+    "chmod",
+    "chown",
+    "chgrp",
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "dash",
+    "powershell",
+    "pwsh",
+    "cmd",
+    "eval",
+    "exec",
+    "source",
+    ".",
+    "xargs",
+    "su",
+    "doas",
+];
+
+/// Wrappers looked through (at most two layers) to find the command's own words; they
+/// stay in the rule so that it matches the command it was made for (PREFIX-2).
+const WRAPPERS: &[&str] = &["env", "sudo", "nohup", "time", "command"];
+
+/// The stable prefix of one command, or `None` when it cannot be computed (the caller
+/// then suggests the exact command).
+pub fn stable_prefix(command: &SimpleCommand) -> Option<Vec<String>> {
+    if command.argv.iter().any(|w| !w.is_static()) {
+        return None;
+    }
+    // Inert assignments are left out of the rule; any other assignment makes the exact
+    // command the only safe suggestion.
+    if command
+        .assignments
+        .iter()
+        .any(|(name, value)| !is_inert(name, value))
+    {
+        return None;
+    }
+    let words: Vec<&str> = command.argv.iter().map(|w| w.value.as_str()).collect();
+    let mut prefix: Vec<String> = Vec::new();
+    let mut i = 0;
+    for _ in 0..2 {
+        let Some(word) = words.get(i) else { break };
+        if !WRAPPERS.contains(word) {
+            break;
+        }
+        prefix.push((*word).to_owned());
+        i += 1;
+        // The wrapper's own options and env's assignments belong to it.
+        while let Some(next) = words.get(i) {
+            if next.starts_with('-')
+                || (prefix.last().is_some_and(|w| w == "env") && next.contains('='))
+            {
+                prefix.push((*next).to_owned());
+                i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    let root = *words.get(i)?;
+    let base = root.rsplit('/').next().unwrap_or(root);
+    if HIGH_RISK_ROOTS.contains(&base) {
+        return None;
+    }
+    let rest = &words[i + 1..];
+    prefix.push(root.to_owned());
+    let depth = fixed_depth(base, rest)
+        .or_else(|| registry_walk(base, rest))
+        .or_else(|| unknown_command(root, rest))?;
+    prefix.extend(depth);
+    Some(prefix)
+}
+
+/// A command the registry does not know: its first operand when it reads like a
+/// subcommand (`apt-get install`), else the command alone. A path (`./deploy.sh`) gets
+/// no prefix: the exact command is suggested instead.
+fn unknown_command(root: &str, rest: &[&str]) -> Option<Vec<String>> {
+    if root.contains('/') {
+        return None;
+    }
+    let first = rest.iter().find(|w| !w.starts_with('-'));
+    let subcommand = first.filter(|w| {
+        w.starts_with(|c: char| c.is_ascii_lowercase())
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    });
+    Some(
+        subcommand
+            .map(|w| vec![(*w).to_owned()])
+            .unwrap_or_default(),
+    )
+}
+
+/// PREFIX-3: commands whose useful depth is fixed.
+fn fixed_depth(root: &str, rest: &[&str]) -> Option<Vec<String>> {
+    let take = |n: usize| -> Option<Vec<String>> {
+        let words: Vec<String> = rest
+            .iter()
+            .filter(|w| !w.starts_with('-'))
+            .take(n)
+            .map(|w| (*w).to_owned())
+            .collect();
+        (words.len() == n).then_some(words)
+    };
+    match root {
+        "python" | "python3" => match rest {
+            ["-m", module, ..] => Some(vec!["-m".into(), (*module).to_owned()]),
+            _ => None,
+        },
+        "npm" | "pnpm" | "yarn" | "bun" if rest.first() == Some(&"run") => rest
+            .get(1)
+            .filter(|s| !s.starts_with('-'))
+            .map(|script| vec!["run".into(), (*script).to_owned()]),
+        "deno" if rest.first() == Some(&"task") => rest
+            .get(1)
+            .map(|name| vec!["task".into(), (*name).to_owned()]),
+        "make" | "just" => take(1),
+        "aws" | "az" => take(1),
+        "gcloud" => take(2),
+        _ => None,
+    }
+}
+
+/// PREFIX-4: skip known options (with their value) and descend the subcommand tree.
+fn registry_walk(root: &str, rest: &[&str]) -> Option<Vec<String>> {
+    let registry = registry();
+    let mut node: &Node = registry.get(root)?;
+    let mut chain = Vec::new();
+    let mut i = 0;
+    while let Some(word) = rest.get(i) {
+        if word.starts_with('-') {
+            i += 1 + usize::from(node.option(word) == Some(true));
+            continue;
+        }
+        let Some(child) = node.subcommands.get(*word) else {
+            break;
+        };
+        chain.push((*word).to_owned());
+        node = match &child.link {
+            Some(link) => registry.get(link).unwrap_or(child),
+            None => child,
+        };
+        i += 1;
+    }
+    Some(chain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavesh_parse::{Dialect, analyze};
+
+    fn prefix(command: &str) -> Option<String> {
+        let analysis = analyze(command, Dialect::Bash);
+        stable_prefix(&analysis.commands[0]).map(|words| words.join(" "))
+    }
+
+    #[test]
+    fn prefix_3_and_4() {
+        assert_eq!(prefix("npm run build").as_deref(), Some("npm run build"));
+        assert_eq!(prefix("git commit -m \"x\"").as_deref(), Some("git commit"));
+        assert_eq!(
+            prefix("docker compose up -d").as_deref(),
+            Some("docker compose up")
+        );
+        assert_eq!(prefix("cargo test -p foo").as_deref(), Some("cargo test"));
+        assert_eq!(
+            prefix("python -m pytest tests").as_deref(),
+            Some("python -m pytest")
+        );
+        assert_eq!(prefix("aws s3 ls s3://b").as_deref(), Some("aws s3"));
+        assert_eq!(
+            prefix("gcloud compute instances list").as_deref(),
+            Some("gcloud compute instances")
+        );
+        assert_eq!(
+            prefix("kubectl get pods -n x").as_deref(),
+            Some("kubectl get")
+        );
+        assert_eq!(prefix("make test").as_deref(), Some("make test"));
+        assert_eq!(prefix("rm -rf build"), None);
+        assert_eq!(
+            prefix("sudo apt-get install -y jq").as_deref(),
+            Some("sudo apt-get install")
+        );
+        assert_eq!(prefix("LANG=C npm test").as_deref(), Some("npm test"));
+        assert_eq!(prefix("FOO=1 npm test"), None);
+    }
+}
