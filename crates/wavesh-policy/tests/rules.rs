@@ -1,6 +1,8 @@
 //! Rule matching and decisions (RULE-1..5, RULE-2b), including cases users report as
 //! broken in other tools.
 
+#![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
+
 use std::path::{Path, PathBuf};
 
 use wavesh_policy::settings::{Level, Settings};
