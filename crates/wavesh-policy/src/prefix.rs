@@ -88,6 +88,13 @@ pub fn stable_prefix(command: &SimpleCommand) -> Option<Vec<String>> {
     Some(prefix)
 }
 
+fn is_plain_word(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_lowercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
 /// A command the registry does not know: its first operand when it reads like a
 /// subcommand (`apt-get install`), else the command alone. A path (`./deploy.sh`) gets
 /// no prefix: the exact command is suggested instead.
@@ -96,11 +103,7 @@ fn unknown_command(root: &str, rest: &[&str]) -> Option<Vec<String>> {
         return None;
     }
     let first = rest.iter().find(|w| !w.starts_with('-'));
-    let subcommand = first.filter(|w| {
-        w.starts_with(|c: char| c.is_ascii_lowercase())
-            && w.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    });
+    let subcommand = first.filter(|w| is_plain_word(w));
     Some(
         subcommand
             .map(|w| vec![(*w).to_owned()])
@@ -150,6 +153,14 @@ fn registry_walk(root: &str, rest: &[&str]) -> Option<Vec<String>> {
             continue;
         }
         let Some(child) = node.subcommands.get(*word) else {
+            // At the root of a command that takes a subcommand (or runs a command, like
+            // npx), an unknown word is a plugin or a tool: `cargo clippy`, `npx prettier`.
+            // Without it the rule would allow every subcommand.
+            let expects_one =
+                !node.subcommands.is_empty() || node.args & crate::registry::bits::COMMAND != 0;
+            if chain.is_empty() && expects_one && is_plain_word(word) {
+                chain.push((*word).to_owned());
+            }
             break;
         };
         chain.push((*word).to_owned());

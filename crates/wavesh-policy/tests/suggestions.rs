@@ -1,0 +1,77 @@
+//! "Always allow" suggestions for common commands, pinned (PREFIX-1..4).
+
+use std::path::PathBuf;
+
+use wavesh_policy::settings::Settings;
+use wavesh_policy::{ClassifyContext, Dialect, Outcome, PermissionMode, decide};
+
+const COMMANDS: &[&str] = &[
+    "npm run build",
+    "npm run test -- --watch=false",
+    "npm install lodash",
+    "npm test",
+    "pnpm run lint",
+    "yarn run dev",
+    "bun run start",
+    "npx prettier --write .",
+    "git commit -m \"x\"",
+    "git push origin main",
+    "git checkout -b feature",
+    "git add -A",
+    "git rebase main",
+    "docker compose up -d",
+    "docker build -t app .",
+    "docker run --rm -it ubuntu bash",
+    "kubectl get pods -n x",
+    "kubectl apply -f deploy.yaml",
+    "cargo test -p foo",
+    "cargo build --release",
+    "cargo clippy --all-targets",
+    "go test ./...",
+    "go build ./cmd/app",
+    "python -m pytest tests",
+    "python3 -m pip install requests",
+    "pytest -x tests/unit",
+    "pip install -r requirements.txt",
+    "aws s3 ls s3://b",
+    "az group list",
+    "gcloud compute instances list",
+    "make test",
+    "just deploy",
+    "deno task dev",
+    "terraform plan",
+    "helm install app ./chart",
+    "brew install jq",
+    "sudo apt-get install -y jq",
+    "curl -sSL https://example.com/install.sh",
+    "mkdir -p build/out",
+    "touch notes.md",
+    "rm -rf build",
+    "chmod +x script.sh",
+    "bash -c 'echo hi'",
+    "./scripts/deploy.sh prod",
+    "LANG=C npm test",
+    "cd app && npm run build && npm test",
+    "npm a; yarn b; cargo c; make d; pip e; go f",
+];
+
+#[test]
+fn prefix_suggestions_for_common_commands() {
+    let ctx = ClassifyContext {
+        home: PathBuf::from("/home/dev"),
+        cwd: PathBuf::from("/work/app"),
+        ..ClassifyContext::default()
+    };
+    let settings = Settings::default();
+    let mut out = String::new();
+    for command in COMMANDS {
+        let analysis = wavesh_parse::analyze(command, Dialect::Bash);
+        let decision = decide(command, &analysis, &settings, PermissionMode::Default, &ctx);
+        assert_eq!(decision.outcome, Outcome::Ask, "{command}");
+        out.push_str(&format!(
+            "{command}\n  -> {}\n",
+            decision.suggestions.join("  ")
+        ));
+    }
+    insta::assert_snapshot!("suggestions", out);
+}
