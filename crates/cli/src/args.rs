@@ -54,6 +54,13 @@ pub struct CheckArgs {
     /// Only approve reads inside the working directory (the stricter path policy).
     #[arg(long)]
     pub confine: bool,
+    /// A settings file with `permissions.allow/ask/deny` (repeatable); the user's and the
+    /// workspace's `.claude/settings*.json` are read too.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Vec<PathBuf>,
+    /// The permission mode: default, plan, acceptEdits or bypassPermissions.
+    #[arg(long, default_value = "default", value_parser = parse_mode)]
+    pub mode: wavesh_policy::PermissionMode,
     /// The command; several words are joined with spaces.
     #[arg(last = true, value_name = "COMMAND", required_unless_present = "jsonl")]
     pub command: Vec<String>,
@@ -119,4 +126,10 @@ pub struct WorkspaceArgs {
     /// A further directory the shell may stay in (repeatable).
     #[arg(long, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
+}
+
+fn parse_mode(text: &str) -> Result<wavesh_policy::PermissionMode, String> {
+    wavesh_policy::PermissionMode::parse(text).ok_or_else(|| {
+        format!("unknown mode `{text}` (default, plan, acceptEdits, bypassPermissions)")
+    })
 }

@@ -61,6 +61,51 @@ fn ro_7_check_json_snapshots() {
     insta::assert_snapshot!("check_json", out);
 }
 
+/// RULE: `--settings` rules decide; JSON carries the decision, the rule and suggestions.
+#[test]
+fn rule_5_check_with_settings() {
+    let ws = Workspace::new();
+    let settings = ws.root.join("rules.json");
+    std::fs::write(
+        &settings,
+        r#"{"permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let verdict = |command: &str, mode: &str| -> serde_json::Value {
+        let mut cmd = ws.wavesh();
+        cmd.env("HOME", &ws.private)
+            .args(["check", "--json", "--mode", mode, "--settings"])
+            .arg(&settings)
+            .arg("--")
+            .arg(command);
+        let run = Run::of(cmd);
+        serde_json::from_slice(&run.output.stdout).unwrap_or_else(|e| panic!("{e}\n{run}"))
+    };
+    let allow = verdict("cd app && npm test", "default");
+    assert_eq!(allow["decision"], "allow");
+    assert_eq!(
+        allow["matched_rules"],
+        serde_json::json!(["Bash(npm test:*)"])
+    );
+    let deny = verdict("timeout 5 rm -rf x", "default");
+    assert_eq!(deny["decision"], "deny");
+    let ask = verdict("npm run build", "default");
+    assert_eq!(ask["decision"], "ask");
+    assert_eq!(
+        ask["suggestions"],
+        serde_json::json!(["Bash(npm run build:*)"])
+    );
+    assert_eq!(verdict("npm test", "plan")["decision"], "ask");
+    let mut bad = ws.wavesh();
+    std::fs::write(ws.root.join("bad.json"), "{\"permissions\": [}").unwrap();
+    bad.args(["check", "--settings"])
+        .arg(ws.root.join("bad.json"))
+        .args(["--", "ls"]);
+    let run = Run::of(bad);
+    assert_eq!(run.code(), Some(2), "{run}");
+    assert!(run.stderr().contains("bad.json:1:"), "{run}");
+}
+
 #[test]
 fn ro_7_check_jsonl_one_verdict_per_line() {
     let ws = Workspace::new();
