@@ -115,6 +115,24 @@ pub struct McpArgs {
     /// ~/.local/state/wavesh).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// A settings file with `permissions.allow/ask/deny` (repeatable); the user's and the
+    /// workspace's `.claude/settings*.json` are read too.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Vec<PathBuf>,
+    /// Who approves commands: `host` (the MCP client; deny rules still refuse) or
+    /// `wavesh` (rules and read-only run, deny refuses, the rest asks the user through
+    /// MCP elicitation or is refused with the rule that would allow it).
+    #[arg(long, value_enum, default_value = "host")]
+    pub permission_mode: ApproverArg,
+    /// The policy mode: default, plan, acceptEdits or bypassPermissions.
+    #[arg(long, default_value = "default", value_parser = parse_mode)]
+    pub mode: wavesh_policy::PermissionMode,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ApproverArg {
+    Host,
+    Wavesh,
 }
 
 /// Where the session works.

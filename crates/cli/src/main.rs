@@ -7,6 +7,7 @@ mod printer;
 mod progress;
 
 use std::io::Read;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use wavesh_tool::{
     BashInput, BashResult, CallContext, InputError, Session, ToolError, parse_bash_input,
 };
 
-use crate::args::{Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
+use crate::args::{ApproverArg, Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -246,9 +247,23 @@ async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
         session.shell().path().display(),
         session.shell_selection().word()
     ));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let settings =
+        wavesh_policy::settings::Settings::load(session.root(), home.as_deref(), &args.settings)?;
+    for dir in &settings.additional_directories {
+        session.add_directory(session.root().join(dir));
+    }
+    let permissions = wavesh_mcp::Permissions {
+        settings,
+        approver: match args.permission_mode {
+            ApproverArg::Host => wavesh_mcp::Approver::Host,
+            ApproverArg::Wavesh => wavesh_mcp::Approver::Wavesh,
+        },
+        mode: args.mode,
+    };
     let stop = CancellationToken::new();
     cancel_on_signals(stop.clone());
-    wavesh_mcp::serve_stdio(session, stop).await?;
+    wavesh_mcp::serve_stdio(session, permissions, stop).await?;
     Ok(())
 }
 

@@ -15,6 +15,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+mod permissions;
+
 use std::collections::HashSet;
 
 use rmcp::model::{
@@ -47,20 +49,56 @@ pub enum ServeError {
     Initialize(String),
 }
 
+pub use permissions::{Approver, Gate, Permissions};
+
 /// The MCP handler: the tools of one session.
 #[derive(Clone)]
 pub struct WaveshServer {
     session: Arc<Session>,
     /// Cancelled when the connection ends; every call's abort token is its child.
     closing: CancellationToken,
+    permissions: Arc<Permissions>,
 }
 
 impl WaveshServer {
-    /// A handler serving `session`.
-    pub fn new(session: Arc<Session>) -> WaveshServer {
+    /// A handler serving `session` under `permissions`.
+    pub fn new(session: Arc<Session>, permissions: Permissions) -> WaveshServer {
         WaveshServer {
             session,
             closing: CancellationToken::new(),
+            permissions: Arc::new(permissions),
+        }
+    }
+
+    /// The permission gate for a Bash call; `None` lets the call through (including
+    /// invalid input, which the tool reports itself).
+    async fn gate(
+        &self,
+        name: &str,
+        input: &serde_json::Value,
+        peer: &Peer<RoleServer>,
+    ) -> Option<String> {
+        if name != wavesh_tool::BASH_TOOL_NAME {
+            return None;
+        }
+        let parsed = wavesh_tool::parse_bash_input(input).ok()?;
+        let dialect = match self.session.shell().kind() {
+            wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
+            wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
+        };
+        match self
+            .permissions
+            .gate(
+                &parsed.command,
+                parsed.dangerously_disable_sandbox,
+                self.session.cwd(),
+                dialect,
+                peer,
+            )
+            .await
+        {
+            Gate::Run => None,
+            Gate::Refuse(message) => Some(message),
         }
     }
 
@@ -80,8 +118,18 @@ impl WaveshServer {
 
     /// Runs a tool call. Task notifications pending when it starts come first, one
     /// content block each, then the tool's own result.
-    async fn call(&self, name: &str, arguments: Option<JsonObject>) -> CallToolResult {
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        peer: &Peer<RoleServer>,
+    ) -> CallToolResult {
         let input = serde_json::Value::Object(arguments.unwrap_or_default());
+        if let Some(refusal) = self.gate(name, &input, peer).await {
+            return CallToolResult::error(vec![ContentBlock::text(format!(
+                "<tool_use_error>{refusal}</tool_use_error>"
+            ))]);
+        }
         let ctx = CallContext {
             abort: self.closing.child_token(),
             ..CallContext::default()
@@ -171,9 +219,12 @@ impl ServerHandler for WaveshServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        Ok(self.call(&request.name, request.arguments).await.into())
+        Ok(self
+            .call(&request.name, request.arguments, &context.peer)
+            .await
+            .into())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -310,6 +361,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofWatch<R> {
 /// `stop` is cancelled; then ends every process of the session and returns.
 pub async fn serve<R, W>(
     session: Arc<Session>,
+    permissions: Permissions,
     reader: R,
     writer: W,
     stop: CancellationToken,
@@ -318,7 +370,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let handler = WaveshServer::new(Arc::clone(&session));
+    let handler = WaveshServer::new(Arc::clone(&session), permissions);
     let closing = handler.closing.clone();
     let eof = CancellationToken::new();
     let reader = EofWatch {
@@ -351,7 +403,11 @@ where
 }
 
 /// Serves `session` on this process's stdin and stdout.
-pub async fn serve_stdio(session: Arc<Session>, stop: CancellationToken) -> Result<(), ServeError> {
+pub async fn serve_stdio(
+    session: Arc<Session>,
+    permissions: Permissions,
+    stop: CancellationToken,
+) -> Result<(), ServeError> {
     let (reader, writer) = rmcp::transport::stdio_pipes();
-    serve(session, reader, writer, stop).await
+    serve(session, permissions, reader, writer, stop).await
 }

@@ -37,6 +37,13 @@ fn bg_7_mcp_background_tasks() {
     scenario("tasks");
 }
 
+/// RULE-5 in `wavesh mcp`: `--permission-mode wavesh` runs rules and read-only commands,
+/// refuses deny, asks through elicitation (or says how to allow); host mode still denies.
+#[test]
+fn rule_5_mcp_permission_modes() {
+    scenario("permissions");
+}
+
 /// KILL-1/2: closing the client ends every process of the session within 1.5 s.
 #[test]
 fn kill_2_mcp_session_end_ends_the_tree() {

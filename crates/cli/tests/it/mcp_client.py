@@ -250,7 +250,62 @@ async def tasks_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
+async def permissions_scenario(binary):
+    """RULE-5 through MCP: wavesh approves (rules, read-only, deny, elicitation), and the
+    host mode still refuses what deny rules forbid."""
+    import json
+    import mcp.types as types
+
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    os.mkdir(os.path.join(workspace, ".claude"))
+    with open(os.path.join(workspace, ".claude", "settings.json"), "w") as f:
+        json.dump({"permissions": {"allow": ["Bash(echo allowed:*)"], "deny": ["Bash(rm:*)"]}}, f)
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"allow": "accepted" in params.message})
+
+    async def bash(session, command):
+        result = await session.call_tool("Bash", {"command": command})
+        return result, text_of(result)
+
+    try:
+        async with stdio_client(server(binary, workspace, "--permission-mode", "wavesh")) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=elicit) as session:
+                await session.initialize()
+                result, text = await bash(session, "ls -la")
+                check(not result.is_error, f"read-only refused: {text!r}")
+                result, text = await bash(session, "echo allowed here")
+                check(text == "allowed here", f"rule-allowed: {text!r}")
+                result, text = await bash(session, "timeout 5 rm -rf x")
+                check(result.is_error and "Permission denied" in text and "Bash(rm:*)" in text, f"deny: {text!r}")
+                result, text = await bash(session, "touch accepted.txt")
+                check(not result.is_error and os.path.exists(os.path.join(workspace, "accepted.txt")), f"accepted: {text!r}")
+                check(any("touch accepted.txt" in m for m in asked), f"asked: {asked}")
+                result, text = await bash(session, "touch declined.txt")
+                check(result.is_error and "declined" in text, f"declined: {text!r}")
+                check(not os.path.exists(os.path.join(workspace, "declined.txt")), "declined command ran")
+
+        async with stdio_client(server(binary, workspace, "--permission-mode", "wavesh")) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result, text = await bash(session, "touch other.txt")
+                check(result.is_error and "Bash(touch:*)" in text and "settings.local.json" in text, f"no elicitation: {text!r}")
+
+        async with stdio_client(server(binary, workspace)) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result, text = await bash(session, "rm -rf nothing")
+                check(result.is_error and "Permission denied" in text, f"host mode deny: {text!r}")
+                result, text = await bash(session, "touch host.txt")
+                check(not result.is_error, f"host mode runs what the client approved: {text!r}")
+        print("permissions scenario: ok")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]
