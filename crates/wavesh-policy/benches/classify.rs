@@ -49,6 +49,20 @@ fn benches(c: &mut Criterion) {
             }
         });
     });
+    c.bench_function("load the embedded command registry", |b| {
+        b.iter(|| {
+            black_box(wavesh_policy::registry::Registry::parse(black_box(
+                wavesh_policy::registry::REGISTRY_SOURCE,
+            )))
+        });
+    });
+    c.bench_function("load the registry and look up git (first use)", |b| {
+        b.iter(|| {
+            let registry =
+                wavesh_policy::registry::Registry::parse(wavesh_policy::registry::REGISTRY_SOURCE);
+            black_box(registry.get(black_box("git")).is_some())
+        });
+    });
     let long = format!("grep -n {} src", "x".repeat(9_980));
     c.bench_function("classify a 10000-character command", |b| {
         b.iter(|| black_box(check(black_box(&long), Dialect::Bash, &ctx)));
