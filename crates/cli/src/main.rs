@@ -254,7 +254,8 @@ async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
         session.add_directory(session.root().join(dir));
     }
     let permissions = wavesh_mcp::Permissions {
-        settings,
+        settings: std::sync::RwLock::new(settings),
+        workspace: session.root().to_path_buf(),
         approver: match args.permission_mode {
             ApproverArg::Host => wavesh_mcp::Approver::Host,
             ApproverArg::Wavesh => wavesh_mcp::Approver::Wavesh,

@@ -26,10 +26,12 @@ pub enum Approver {
 }
 
 /// The permission setup of a server.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Permissions {
-    /// Rules of every level.
-    pub settings: Settings,
+    /// Rules of every level; "always allow" answers add to it.
+    pub settings: std::sync::RwLock<Settings>,
+    /// The workspace, whose `.claude/settings.local.json` receives "always allow" rules.
+    pub workspace: PathBuf,
     /// Who approves.
     pub approver: Approver,
     /// The policy mode (default, plan, ...).
@@ -58,7 +60,11 @@ impl Permissions {
             ..ClassifyContext::default()
         };
         let analysis = wavesh_parse::analyze(command, dialect);
-        decide(command, &analysis, &self.settings, self.mode, &ctx)
+        let settings = self
+            .settings
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        decide(command, &analysis, &settings, self.mode, &ctx)
     }
 
     /// The gate for a Bash call. `unsandboxed` calls (`dangerouslyDisableSandbox`) are
@@ -94,14 +100,46 @@ impl Permissions {
             return Gate::Refuse(how_to_allow(&decision));
         }
         match ask_user(peer, command, &decision).await {
-            Ok(true) => Gate::Run,
-            Ok(false) => Gate::Refuse("The user declined to run this command.".into()),
+            Ok(Answer::Once) => Gate::Run,
+            Ok(Answer::Always) => {
+                self.always_allow(&decision.suggestions);
+                Gate::Run
+            }
+            Ok(Answer::No) => Gate::Refuse("The user declined to run this command.".into()),
             Err(error) => {
                 tracing::warn!(%error, "elicitation failed");
                 Gate::Refuse(how_to_allow(&decision))
             }
         }
     }
+}
+
+impl Permissions {
+    /// Writes the rules to `.claude/settings.local.json` and applies them at once.
+    fn always_allow(&self, rules: &[String]) {
+        match wavesh_policy::settings::write_always_allow(&self.workspace, rules) {
+            Ok(path) => {
+                let mut settings = self
+                    .settings
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let json = serde_json::json!({"permissions": {"allow": rules}}).to_string();
+                if let Err(error) =
+                    settings.add_json(&json, wavesh_policy::settings::Level::Local, &path)
+                {
+                    tracing::warn!(%error, "always-allow rules not applied");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "always-allow rules not written"),
+        }
+    }
+}
+
+/// The user's answer.
+enum Answer {
+    Once,
+    Always,
+    No,
 }
 
 fn how_to_allow(decision: &Decision) -> String {
@@ -124,14 +162,24 @@ async fn ask_user(
     peer: &Peer<RoleServer>,
     command: &str,
     decision: &Decision,
-) -> Result<bool, String> {
-    let schema: ElicitationSchema = ElicitationSchema::builder()
-        .required_bool("allow")
-        .build()
-        .map_err(str::to_owned)?;
+) -> Result<Answer, String> {
+    // "Always" is offered only for prefix rules: an exact rule would allow just this text.
+    let offer_always =
+        !decision.suggestions.is_empty() && decision.suggestions.iter().all(|s| s.ends_with(":*)"));
+    let mut builder = ElicitationSchema::builder().required_bool("allow");
+    if offer_always {
+        builder = builder.optional_bool("always", false);
+    }
+    let schema: ElicitationSchema = builder.build().map_err(str::to_owned)?;
     let mut message = format!("Allow wavesh to run this command?\n\n{command}");
     if !decision.reasons.is_empty() {
         message.push_str(&format!("\n\nWhy it asks: {}", decision.reasons.join("; ")));
+    }
+    if offer_always {
+        message.push_str(&format!(
+            "\n\nSet \"always\" to allow from now on: {} (written to .claude/settings.local.json)",
+            decision.suggestions.join(", ")
+        ));
     }
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -142,11 +190,16 @@ async fn ask_user(
         .create_elicitation(params)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(result.action == ElicitationAction::Accept
-        && result
+    let field = |name: &str| {
+        result
             .content
             .as_ref()
-            .and_then(|c| c.get("allow"))
+            .and_then(|c| c.get(name))
             .and_then(serde_json::Value::as_bool)
-            == Some(true))
+    };
+    Ok(match (result.action, field("allow"), field("always")) {
+        (ElicitationAction::Accept, Some(true), Some(true)) if offer_always => Answer::Always,
+        (ElicitationAction::Accept, Some(true), _) => Answer::Once,
+        _ => Answer::No,
+    })
 }

@@ -193,6 +193,55 @@ impl Settings {
     }
 }
 
+/// "Always allow" (RULE-5): appends `rules` to `permissions.allow` of the workspace's
+/// `.claude/settings.local.json`, keeping everything else in the file; the file and its
+/// directory are created when missing. Returns the file.
+pub fn write_always_allow(workspace: &Path, rules: &[String]) -> Result<PathBuf, SettingsError> {
+    let path = workspace.join(".claude/settings.local.json");
+    let error = |message: String| SettingsError::Read {
+        path: path.clone(),
+        message,
+    };
+    let mut value: Value = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| SettingsError::Json {
+            path: path.clone(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(serde_json::Map::new()),
+        Err(e) => return Err(error(e.to_string())),
+    };
+    let shape = |what: &str| SettingsError::Shape {
+        path: path.clone(),
+        what: what.to_owned(),
+    };
+    let object = value
+        .as_object_mut()
+        .ok_or_else(|| shape("the settings must be a JSON object"))?;
+    let permissions = object
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| shape("`permissions` must be an object"))?;
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| shape("`permissions.allow` must be an array"))?;
+    for rule in rules {
+        if !allow.iter().any(|existing| existing.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.clone()));
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| error(e.to_string()))?;
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| error(e.to_string()))?;
+    std::fs::write(&path, text + "\n").map_err(|e| error(e.to_string()))?;
+    Ok(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +260,31 @@ mod tests {
             settings.additional_directories,
             vec![PathBuf::from("../lib")]
         );
+    }
+
+    #[test]
+    fn rule_5_always_allow_writes_the_local_file() {
+        let dir = std::env::temp_dir().join(format!("wavesh-always-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join(".claude")).unwrap();
+        std::fs::write(
+            dir.join(".claude/settings.local.json"),
+            r#"{"model": "x", "permissions": {"deny": ["Bash(rm:*)"]}}"#,
+        )
+        .unwrap();
+        let path = write_always_allow(&dir, &["Bash(npm test:*)".into()]).unwrap();
+        write_always_allow(&dir, &["Bash(npm test:*)".into(), "Bash(make:*)".into()]).unwrap();
+        let mut settings = Settings::default();
+        settings.add_file(&path, Level::Local).unwrap();
+        let allow: Vec<&str> = settings.allow.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(allow, vec!["Bash(npm test:*)", "Bash(make:*)"]);
+        assert_eq!(settings.deny.len(), 1);
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("\"model\"")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -264,7 +264,9 @@ async def permissions_scenario(binary):
 
     async def elicit(context, params):
         asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"allow": "accepted" in params.message})
+        first_line = params.message.split("\n\n")[1]
+        always = "always" in first_line
+        return types.ElicitResult(action="accept", content={"allow": "accepted" in first_line or always, "always": always})
 
     async def bash(session, command):
         result = await session.call_tool("Bash", {"command": command})
@@ -286,6 +288,16 @@ async def permissions_scenario(binary):
                 result, text = await bash(session, "touch declined.txt")
                 check(result.is_error and "declined" in text, f"declined: {text!r}")
                 check(not os.path.exists(os.path.join(workspace, "declined.txt")), "declined command ran")
+                # "Always allow": the rule is written to the local settings and applies at once.
+                result, text = await bash(session, "touch always1.txt")
+                check(not result.is_error, f"always: {text!r}")
+                local = os.path.join(workspace, ".claude", "settings.local.json")
+                with open(local) as f:
+                    check("Bash(touch:*)" in json.load(f)["permissions"]["allow"], "rule written")
+                count = len(asked)
+                result, text = await bash(session, "touch again.txt")
+                check(not result.is_error and len(asked) == count, f"not asked again: {text!r}")
+                os.remove(local)
 
         async with stdio_client(server(binary, workspace, "--permission-mode", "wavesh")) as (read, write):
             async with ClientSession(read, write) as session:
