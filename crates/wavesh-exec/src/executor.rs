@@ -440,7 +440,18 @@ struct ForegroundGuard<'a> {
 impl Drop for ForegroundGuard<'_> {
     fn drop(&mut self) {
         self.tasks.untrack_foreground(self.job);
-        if self.job.phase() == Phase::Foreground && self.job.exit().is_none() {
+        let dropped_early = self.job.phase() == Phase::Foreground
+            && (self.job.exit().is_none()
+                || (self.job.stopped().is_some() && self.job.tree_alive()));
+        tracing::debug!(
+            pid = self.job.pid(),
+            dropped_early,
+            exited = self.job.exit().is_some(),
+            "foreground call finished or dropped"
+        );
+        if dropped_early {
+            // Whatever happens to the kill below, the tree ends with the owner.
+            self.tasks.adopt_leftover(self.job.kill_target());
             let job = Arc::clone(self.job);
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {

@@ -370,8 +370,19 @@ impl Job {
     }
 
     /// Ends the whole tree without recording a cause.
+    ///
+    /// The sequence runs in its own tokio task: if the caller's future is dropped half
+    /// way (a cancelled MCP request), the SIGKILL a second later still comes.
     pub async fn kill(&self) -> KillReport {
-        kill_tree(self.signaller.as_ref(), self.target).await
+        let signaller = Arc::clone(&self.signaller);
+        let target = self.target;
+        match tokio::spawn(async move { kill_tree(signaller.as_ref(), target).await }).await {
+            Ok(report) => report,
+            Err(error) => {
+                tracing::error!(pid = target.pid, %error, "the kill task failed; killing inline");
+                kill_tree(self.signaller.as_ref(), target).await
+            }
+        }
     }
 
     /// Whether any process of the tree is still alive (for leftover tracking, KILL-7).

@@ -190,9 +190,19 @@ impl TaskManager {
             jobs.extend(inner.tasks.iter().cloned());
             (jobs, std::mem::take(&mut inner.leftovers))
         };
+        tracing::debug!(
+            jobs = jobs.len(),
+            leftovers = leftovers.len(),
+            "ending every command of the owner"
+        );
         // Each tree gets its own tokio task so the grace periods run concurrently.
         let mut set = tokio::task::JoinSet::new();
-        for job in jobs.into_iter().filter(|job| job.exit().is_none()) {
+        // A job whose shell exited may still have members (a grandchild that ignored the
+        // SIGTERM of an abort): the group is what must end.
+        for job in jobs
+            .into_iter()
+            .filter(|job| job.exit().is_none() || job.tree_alive())
+        {
             set.spawn(async move {
                 job.stop(StopCause::OwnerReleased).await;
             });
@@ -221,7 +231,7 @@ impl Drop for TaskManager {
             .tasks
             .iter()
             .chain(&inner.foreground)
-            .filter(|job| job.exit().is_none())
+            .filter(|job| job.exit().is_none() || job.tree_alive())
             .map(|job| {
                 job.record_stop(StopCause::OwnerReleased);
                 job.kill_target()

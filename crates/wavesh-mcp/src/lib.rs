@@ -70,14 +70,15 @@ impl WaveshServer {
         }
     }
 
-    /// The permission gate for a Bash call; `None` lets the call through (including
-    /// invalid input, which the tool reports itself).
+    /// The permission gate for a Bash call (`None`: run it). Invalid input passes: the
+    /// tool reports it itself.
     async fn gate(
         &self,
         name: &str,
         input: &serde_json::Value,
-        peer: &Peer<RoleServer>,
-    ) -> Option<String> {
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<CallToolResponse> {
         if name != wavesh_tool::BASH_TOOL_NAME {
             return None;
         }
@@ -86,19 +87,69 @@ impl WaveshServer {
             wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
             wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
         };
+        let refuse = |message: String| -> Option<CallToolResponse> {
+            Some(
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "<tool_use_error>{message}</tool_use_error>"
+                ))])
+                .into(),
+            )
+        };
+        let decision = match self.permissions.precheck(
+            &parsed.command,
+            parsed.dangerously_disable_sandbox,
+            self.session.cwd(),
+            dialect,
+        ) {
+            Ok(None) => return None,
+            Ok(Some(decision)) => decision,
+            Err(message) => return refuse(message),
+        };
+        // The answer of an "input required" round trip (protocol 2026-07-28).
+        if let Some(answer) = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(permissions::APPROVAL_KEY))
+        {
+            return match serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()) {
+                Ok(result) => match self.permissions.answer(&result, &decision) {
+                    Gate::Run => None,
+                    Gate::Refuse(message) => refuse(message),
+                },
+                Err(error) => refuse(format!(
+                    "the approval answer is not an elicitation result: {error}"
+                )),
+            };
+        }
+        let can_ask = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.elicitation.is_some());
+        if !can_ask {
+            return refuse(permissions::how_to_allow(&decision));
+        }
+        let modern = context
+            .protocol_version()
+            .is_some_and(|version| version.as_str() >= "2026-07-28");
+        if modern {
+            // Servers may not send requests: the result asks, the client calls again.
+            let params = match permissions::elicitation(&parsed.command, &decision) {
+                Ok(params) => params,
+                Err(error) => return refuse(error),
+            };
+            let mut requests = rmcp::model::InputRequests::new();
+            requests.insert(
+                permissions::APPROVAL_KEY.to_owned(),
+                rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params)),
+            );
+            return Some(rmcp::model::InputRequiredResult::from_input_requests(requests).into());
+        }
         match self
             .permissions
-            .gate(
-                &parsed.command,
-                parsed.dangerously_disable_sandbox,
-                self.session.cwd(),
-                dialect,
-                peer,
-            )
+            .ask_by_request(&context.peer, &parsed.command, &decision)
             .await
         {
             Gate::Run => None,
-            Gate::Refuse(message) => Some(message),
+            Gate::Refuse(message) => refuse(message),
         }
     }
 
@@ -120,18 +171,25 @@ impl WaveshServer {
     /// content block each, then the tool's own result.
     async fn call(
         &self,
-        name: &str,
-        arguments: Option<JsonObject>,
-        peer: &Peer<RoleServer>,
-    ) -> CallToolResult {
-        let input = serde_json::Value::Object(arguments.unwrap_or_default());
-        if let Some(refusal) = self.gate(name, &input, peer).await {
-            return CallToolResult::error(vec![ContentBlock::text(format!(
-                "<tool_use_error>{refusal}</tool_use_error>"
-            ))]);
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let name = request.name.to_string();
+        let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        if let Some(response) = self.gate(&name, &input, &request, &context).await {
+            return response;
         }
+        // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
+        let abort = self.closing.child_token();
+        let cancelled = context.ct.clone();
+        let aborter = abort.clone();
+        let watcher = tokio::spawn(async move {
+            cancelled.cancelled().await;
+            aborter.cancel();
+        });
         let ctx = CallContext {
-            abort: self.closing.child_token(),
+            abort,
+            progress: progress_sink(&context),
             ..CallContext::default()
         };
         // Pending when the call starts: a task stopped by this very call is told in the
@@ -142,7 +200,8 @@ impl WaveshServer {
             .into_iter()
             .map(|note| ContentBlock::text(note.text))
             .collect();
-        let outcome = self.session.call_tool(name, &input, &ctx).await;
+        let outcome = self.session.call_tool(&name, &input, &ctx).await;
+        watcher.abort();
         match outcome {
             Ok(output) => {
                 if let Some(image) = &output.image {
@@ -164,6 +223,7 @@ impl WaveshServer {
                 CallToolResult::error(content)
             }
         }
+        .into()
     }
 
     fn resource(task: &TaskInfo) -> Resource {
@@ -175,6 +235,26 @@ impl WaveshServer {
         resource.mime_type = Some("application/json".into());
         resource
     }
+}
+
+/// EXEC-5: when the client sent a progress token, progress events become
+/// `notifications/progress` (elapsed seconds, bytes written in the message).
+fn progress_sink(context: &RequestContext<RoleServer>) -> Option<wavesh_exec::ProgressSink> {
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    Some(Arc::new(move |progress: wavesh_exec::Progress| {
+        let mut param = rmcp::model::ProgressNotificationParam::new(
+            token.clone(),
+            progress.elapsed.as_secs_f64(),
+        );
+        param.message = Some(format!("{} bytes written", progress.output_bytes));
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            if let Err(error) = peer.notify_progress(param).await {
+                tracing::debug!(%error, "progress notification not sent");
+            }
+        });
+    }))
 }
 
 fn tool_result(content: Vec<ContentBlock>, output: &ToolOutput) -> CallToolResult {
@@ -221,10 +301,7 @@ impl ServerHandler for WaveshServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        Ok(self
-            .call(&request.name, request.arguments, &context.peer)
-            .await
-            .into())
+        Ok(self.call(request, context).await)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::Peer;
 use wavesh_policy::git_guard::{RealFs, git_context};
 use wavesh_policy::settings::Settings;
@@ -67,48 +67,64 @@ impl Permissions {
         decide(command, &analysis, &settings, self.mode, &ctx)
     }
 
-    /// The gate for a Bash call. `unsandboxed` calls (`dangerouslyDisableSandbox`) are
-    /// never approved for being read-only.
-    pub async fn gate(
+    /// What to do before running a Bash call, short of asking: `Ok(None)` runs it,
+    /// `Ok(Some(decision))` needs the user's answer, `Err` refuses with a message.
+    /// `unsandboxed` calls (`dangerouslyDisableSandbox`) are never approved for being
+    /// read-only.
+    pub fn precheck(
         &self,
         command: &str,
         unsandboxed: bool,
         cwd: PathBuf,
         dialect: Dialect,
-        peer: &Peer<RoleServer>,
-    ) -> Gate {
+    ) -> Result<Option<Decision>, String> {
         let mut decision = self.decision(command, cwd, dialect);
         if decision.outcome == Outcome::Deny {
-            return Gate::Refuse(format!(
+            return Err(format!(
                 "Permission denied: {}",
                 decision.reasons.join("; ")
             ));
         }
         if self.approver == Approver::Host {
-            return Gate::Run;
+            return Ok(None);
         }
         if unsandboxed && decision.outcome == Outcome::Allow && decision.matched_rules.is_empty() {
             decision.outcome = Outcome::Ask;
         }
         if decision.outcome == Outcome::Allow {
-            return Gate::Run;
+            return Ok(None);
         }
-        let supports = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if !supports {
-            return Gate::Refuse(how_to_allow(&decision));
-        }
-        match ask_user(peer, command, &decision).await {
-            Ok(Answer::Once) => Gate::Run,
-            Ok(Answer::Always) => {
+        Ok(Some(decision))
+    }
+
+    /// Acts on the user's answer (from either protocol path).
+    pub fn answer(&self, result: &ElicitResult, decision: &Decision) -> Gate {
+        match interpret(result, offers_always(decision)) {
+            Answer::Once => Gate::Run,
+            Answer::Always => {
                 self.always_allow(&decision.suggestions);
                 Gate::Run
             }
-            Ok(Answer::No) => Gate::Refuse("The user declined to run this command.".into()),
+            Answer::No => Gate::Refuse("The user declined to run this command.".into()),
+        }
+    }
+
+    /// Asks through a server-to-client request (protocol 2025-11-25 and earlier).
+    pub async fn ask_by_request(
+        &self,
+        peer: &Peer<RoleServer>,
+        command: &str,
+        decision: &Decision,
+    ) -> Gate {
+        let params = match elicitation(command, decision) {
+            Ok(params) => params,
+            Err(error) => return Gate::Refuse(error),
+        };
+        match peer.create_elicitation(params).await {
+            Ok(result) => self.answer(&result, decision),
             Err(error) => {
                 tracing::warn!(%error, "elicitation failed");
-                Gate::Refuse(how_to_allow(&decision))
+                Gate::Refuse(how_to_allow(decision))
             }
         }
     }
@@ -142,7 +158,8 @@ enum Answer {
     No,
 }
 
-fn how_to_allow(decision: &Decision) -> String {
+/// The refusal when the client cannot ask: the reasons and the rule to add.
+pub fn how_to_allow(decision: &Decision) -> String {
     let mut text =
         String::from("This command needs approval and this MCP client cannot ask the user");
     if !decision.reasons.is_empty() {
@@ -158,16 +175,19 @@ fn how_to_allow(decision: &Decision) -> String {
     text
 }
 
-async fn ask_user(
-    peer: &Peer<RoleServer>,
-    command: &str,
-    decision: &Decision,
-) -> Result<Answer, String> {
-    // "Always" is offered only for prefix rules: an exact rule would allow just this text.
-    let offer_always =
-        !decision.suggestions.is_empty() && decision.suggestions.iter().all(|s| s.ends_with(":*)"));
+/// The key of the approval in an "input required" round trip (protocol 2026-07-28).
+pub const APPROVAL_KEY: &str = "wavesh-approval";
+
+/// "Always" is offered only for prefix rules: an exact rule would allow just this text.
+fn offers_always(decision: &Decision) -> bool {
+    !decision.suggestions.is_empty() && decision.suggestions.iter().all(|s| s.ends_with(":*)"))
+}
+
+/// The elicitation shown to the user: the command, why it asks, the suggested rule.
+pub fn elicitation(command: &str, decision: &Decision) -> Result<ElicitRequestParams, String> {
+    let always = offers_always(decision);
     let mut builder = ElicitationSchema::builder().required_bool("allow");
-    if offer_always {
+    if always {
         builder = builder.optional_bool("always", false);
     }
     let schema: ElicitationSchema = builder.build().map_err(str::to_owned)?;
@@ -175,21 +195,20 @@ async fn ask_user(
     if !decision.reasons.is_empty() {
         message.push_str(&format!("\n\nWhy it asks: {}", decision.reasons.join("; ")));
     }
-    if offer_always {
+    if always {
         message.push_str(&format!(
             "\n\nSet \"always\" to allow from now on: {} (written to .claude/settings.local.json)",
             decision.suggestions.join(", ")
         ));
     }
-    let params = ElicitRequestParams::FormElicitationParams {
+    Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message,
         requested_schema: schema,
-    };
-    let result = peer
-        .create_elicitation(params)
-        .await
-        .map_err(|e| e.to_string())?;
+    })
+}
+
+fn interpret(result: &ElicitResult, offer_always: bool) -> Answer {
     let field = |name: &str| {
         result
             .content
@@ -197,9 +216,9 @@ async fn ask_user(
             .and_then(|c| c.get(name))
             .and_then(serde_json::Value::as_bool)
     };
-    Ok(match (result.action, field("allow"), field("always")) {
+    match (&result.action, field("allow"), field("always")) {
         (ElicitationAction::Accept, Some(true), Some(true)) if offer_always => Answer::Always,
         (ElicitationAction::Accept, Some(true), _) => Answer::Once,
         _ => Answer::No,
-    })
+    }
 }

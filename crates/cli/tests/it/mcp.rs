@@ -44,6 +44,12 @@ fn rule_5_mcp_permission_modes() {
     scenario("permissions");
 }
 
+/// EXEC-5/6 through MCP: progress notifications; a cancelled call ends its whole tree.
+#[test]
+fn exec_6_mcp_cancellation_and_progress() {
+    scenario("cancel-progress");
+}
+
 /// KILL-1/2: closing the client ends every process of the session within 1.5 s.
 #[test]
 fn kill_2_mcp_session_end_ends_the_tree() {

@@ -317,7 +317,44 @@ async def permissions_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
+async def cancel_progress_scenario(binary):
+    """EXEC-5 and EXEC-6 through MCP: progress notifications for a 4 s command, and a
+    cancelled call ends its tree (a grandchild ignoring SIGTERM included) within 1.5 s
+    while the connection stays usable."""
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    marker = str(uuid.uuid4().int % 10**12).zfill(12)
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, message))
+
+    try:
+        async with stdio_client(server(binary, workspace)) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool(
+                    "Bash", {"command": "for i in 1 2 3 4; do echo tick; sleep 1; done"}, progress_callback=on_progress
+                )
+                check(text_of(result) == "tick\ntick\ntick\ntick", text_of(result))
+                check(len(progress) >= 1, f"progress: {progress}")
+                check(all("bytes written" in (m or "") for _, m in progress), f"progress: {progress}")
+                check(progress[0][0] >= 2, f"first progress after 2 s: {progress}")
+
+                tree = f"bash -c 'trap \"\" TERM; sleep 100.{marker}; echo x' & sleep 100.{marker}"
+                call = asyncio.create_task(session.call_tool("Bash", {"command": tree}))
+                check(await wait_for(lambda: len(live_pids_with(f".{marker}")) >= 3, 10), "tree did not start")
+                cancelled_at = time.monotonic()
+                call.cancel()
+                gone = await wait_for(lambda: not live_pids_with(f".{marker}"), 1.5)
+                check(gone, f"left {time.monotonic() - cancelled_at:.2f}s after cancel: {live_pids_with(marker)}")
+                result = await session.call_tool("Bash", {"command": "echo still-serving"})
+                check(text_of(result) == "still-serving", text_of(result))
+        print("cancel and progress scenario: ok")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]
