@@ -24,6 +24,7 @@ use rmcp::model::{
     JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -163,6 +164,8 @@ impl WaveshServer {
                     _ => JsonObject::new(),
                 };
                 Tool::new(tool.name, tool.description, Arc::new(schema))
+                    .with_title(tool.title)
+                    .with_annotations(annotations(tool.name))
             })
             .collect()
     }
@@ -255,6 +258,24 @@ fn progress_sink(context: &RequestContext<RoleServer>) -> Option<wavesh_exec::Pr
             }
         });
     }))
+}
+
+/// Hints for clients: Bash can do anything, anywhere; TaskOutput only reads; TaskStop
+/// ends processes but touches nothing outside them. Aliases (`KillShell`, `BashOutput`,
+/// ...) are accepted by name but not listed: every client here calls tools by the names
+/// it lists, so extra entries would only crowd the model's tool list.
+fn annotations(name: &str) -> ToolAnnotations {
+    let (title, read_only, destructive, open_world) = match name {
+        wavesh_tool::BASH_TOOL_NAME => ("Run a shell command", false, true, true),
+        wavesh_tool::task_tools::TASK_OUTPUT_TOOL_NAME => {
+            ("Read a background task", true, false, false)
+        }
+        _ => ("Stop a background task", false, true, false),
+    };
+    ToolAnnotations::with_title(title)
+        .read_only(read_only)
+        .destructive(destructive)
+        .open_world(open_world)
 }
 
 fn tool_result(content: Vec<ContentBlock>, output: &ToolOutput) -> CallToolResult {

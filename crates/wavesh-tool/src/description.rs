@@ -136,6 +136,8 @@ pub fn bash_input_schema(config: &ToolConfig) -> Value {
 pub struct ToolDefinition {
     /// The tool's name.
     pub name: &'static str,
+    /// A human-readable title.
+    pub title: &'static str,
     /// Its description.
     pub description: String,
     /// Its JSON input schema.
@@ -149,16 +151,19 @@ pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
     vec![
         ToolDefinition {
             name: BASH_TOOL_NAME,
+            title: "Bash",
             description: bash_description(config),
             input_schema: bash_input_schema(config),
         },
         ToolDefinition {
             name: tasks::TASK_OUTPUT_TOOL_NAME,
+            title: "Task output",
             description: tasks::task_output_description(),
             input_schema: tasks::task_output_schema(),
         },
         ToolDefinition {
             name: tasks::TASK_STOP_TOOL_NAME,
+            title: "Stop task",
             description: tasks::task_stop_description(),
             input_schema: tasks::task_stop_schema(),
         },

@@ -44,6 +44,14 @@ fn rule_5_mcp_permission_modes() {
     scenario("permissions");
 }
 
+/// The high-level Python client under both protocol versions: tools, schemas,
+/// annotations, background moves, 20 concurrent calls, elicitation accepted, declined
+/// and unavailable.
+#[test]
+fn schema_1_mcp_client_suite_both_protocols() {
+    scenario("client-suite");
+}
+
 /// EXEC-5/6 through MCP: progress notifications; a cancelled call ends its whole tree.
 #[test]
 fn exec_6_mcp_cancellation_and_progress() {
@@ -103,4 +111,148 @@ fn kill_2_mcp_sigterm_ends_the_tree() {
             .is_some()),
         "server did not exit"
     );
+}
+
+/// A raw JSON-RPC connection to `wavesh mcp`.
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Raw {
+    fn start(ws: &Workspace) -> Raw {
+        let mut server = ws.wavesh();
+        server
+            .args(["mcp", "--no-login-env", "--cwd"])
+            .arg(&ws.root);
+        server
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = server.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut raw = Raw {
+            child,
+            stdin,
+            stdout,
+        };
+        raw.send_bytes(
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "wavesh-test", "version": "0"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        raw.response(1);
+        raw.send_bytes(br#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+        raw
+    }
+
+    fn send_bytes(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The response with this id; other lines (notifications, parse errors) are collected.
+    fn response(&mut self, id: i64) -> (serde_json::Value, Vec<serde_json::Value>) {
+        let mut others = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed; others: {others:?}"
+            );
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if value["id"] == id {
+                return (value, others);
+            }
+            others.push(value);
+        }
+    }
+
+    fn call(&mut self, id: i64, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}});
+        self.send_bytes(request.to_string().as_bytes());
+        self.response(id).0
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn result_text(response: &serde_json::Value) -> String {
+    response["result"]["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// Malformed requests get errors that name the problem and the server keeps serving.
+#[test]
+fn schema_1_mcp_malformed_requests() {
+    let ws = Workspace::new();
+    let mut raw = Raw::start(&ws);
+    let unknown = raw.call(2, "Nope", serde_json::json!({}));
+    assert_eq!(unknown["result"]["isError"], true, "{unknown}");
+    assert!(
+        result_text(&unknown).contains("unknown tool `Nope`"),
+        "{unknown}"
+    );
+    let wrong = raw.call(3, "Bash", serde_json::json!({"command": 5}));
+    assert!(
+        result_text(&wrong).contains("parameter `command` must be a string"),
+        "{wrong}"
+    );
+    let missing = raw.call(4, "Bash", serde_json::json!({"timeout": 5}));
+    assert!(
+        result_text(&missing).contains("missing required parameter `command`"),
+        "{missing}"
+    );
+
+    // Not JSON, then not UTF-8: a parse error with id null, or nothing; serving goes on.
+    raw.send_bytes(b"this is not json");
+    raw.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 9, \"method\": \"ping\xff\xfe\"}");
+    let (pong, others) = {
+        raw.send_bytes(br#"{"jsonrpc": "2.0", "id": 5, "method": "ping"}"#);
+        raw.response(5)
+    };
+    assert!(pong.get("result").is_some(), "{pong}");
+    for other in &others {
+        if other.get("error").is_some() {
+            assert!(
+                other["id"].is_null(),
+                "a parse error carries id null: {other}"
+            );
+        }
+    }
+
+    // A 20 MB command arrives whole (rmcp's default line limit is 16 MiB).
+    let big = format!("printf %s {} | wc -c", "x".repeat(20_000_000));
+    let response = raw.call(6, "Bash", serde_json::json!({"command": big}));
+    assert_eq!(
+        result_text(&response).trim(),
+        "20000000",
+        "{}",
+        &result_text(&response)[..200.min(result_text(&response).len())]
+    );
+    let after = raw.call(
+        7,
+        "Bash",
+        serde_json::json!({"command": "echo still-serving"}),
+    );
+    assert_eq!(result_text(&after), "still-serving");
 }

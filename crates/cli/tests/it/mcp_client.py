@@ -354,7 +354,60 @@ async def cancel_progress_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
+async def client_suite_scenario(binary):
+    """The high-level client under both protocol paths (`legacy`: the initialize handshake,
+    2025-11-25; `auto`: the client's default, 2026-07-28): tools, schemas and annotations,
+    timeout to background, 20 concurrent calls, and permission mode `wavesh` with a client
+    that accepts, one that declines and one that cannot ask."""
+    import json
+    import mcp.types as types
+    from mcp.client.client import Client
+
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+
+    def params(*extra):
+        return server(binary, workspace, *extra)
+
+    async def accept(context, request):
+        return types.ElicitResult(action="accept", content={"allow": True})
+
+    async def decline(context, request):
+        return types.ElicitResult(action="decline")
+
+    try:
+        for mode in ("legacy", "auto"):
+            async with Client(params(), mode=mode) as client:
+                tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+                check(sorted(tools) == ["Bash", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
+                schema = tools["Bash"].input_schema
+                check(schema.get("required") == ["command"] and schema.get("additionalProperties") is False, f"{mode}: {schema}")
+                check(tools["Bash"].annotations.destructive_hint is True, f"{mode}: {tools['Bash'].annotations}")
+                check(tools["TaskOutput"].annotations.read_only_hint is True, f"{mode}: {tools['TaskOutput'].annotations}")
+
+                result = await client.call_tool("Bash", {"command": "echo a; sleep 2; echo b", "timeout": 500})
+                structured = result.structured_content or {}
+                check(structured.get("assistantAutoBackgrounded") is True, f"{mode}: {structured}")
+                output = await client.call_tool("TaskOutput", {"task_id": structured["backgroundTaskId"]})
+                check("a\nb" in text_of(output), f"{mode}: {text_of(output)!r}")
+
+                results = await asyncio.gather(*(client.call_tool("Bash", {"command": f"echo {n}"}) for n in range(20)))
+                texts = [text_of(r).strip().splitlines()[-1] for r in results]
+                check(texts == [str(n) for n in range(20)], f"{mode}: concurrent results {texts}")
+
+            for callback, expected in ((accept, "ran"), (decline, "declined"), (None, "cannot ask")):
+                marker = f"{mode}-{expected.replace(' ', '-')}.txt"
+                async with Client(params("--permission-mode", "wavesh"), mode=mode, elicitation_callback=callback) as client:
+                    result = await client.call_tool("Bash", {"command": f"touch {marker} && echo ran"})
+                    text = text_of(result)
+                    check(expected in text, f"{mode} / {expected}: {text!r}")
+                    exists = os.path.exists(os.path.join(workspace, marker))
+                    check(exists == (expected == "ran"), f"{mode} / {expected}: file exists {exists}")
+        print("client suite scenario: ok")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]
