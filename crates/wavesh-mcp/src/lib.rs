@@ -325,6 +325,19 @@ impl ServerHandler for WaveshServer {
         Ok(self.call(request, context).await)
     }
 
+    /// `logging/setLevel`: accepted. wavesh sends one kind of log message (a task ended,
+    /// at info level), so there is nothing to filter; refusing would break clients that
+    /// set a level because logging is advertised (the MCP Inspector does).
+    #[expect(deprecated, reason = "logging: see log_task_end")]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        tracing::debug!(level = ?request.level, "client set the log level");
+        Ok(())
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools().into_iter().find(|tool| tool.name == name)
     }
