@@ -4,7 +4,7 @@
 //! from [`ToolConfig::max_timeout_ms`]; the default is stated separately. Host tools are
 //! named only when the host says it has them.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::config::ToolConfig;
 use crate::render::seconds;
@@ -94,41 +94,61 @@ pub fn bash_description(config: &ToolConfig) -> String {
     text
 }
 
-/// The JSON schema of the `Bash` input. Booleans are typed as booleans; the strings of
-/// SCHEMA-2 are accepted anyway. `timeout` has no `maximum` keyword: values above the
-/// advertised maximum run as given (SCHEMA-4).
-pub fn bash_input_schema(config: &ToolConfig) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {
-                "type": "string",
-                "description": "The command to run"
-            },
-            "timeout": {
-                "type": "number",
-                "description": format!(
-                    "Optional timeout in milliseconds: default {}, maximum {}",
-                    amount(config.default_timeout_ms),
-                    amount(config.max_timeout_ms)
-                )
-            },
-            "description": {
-                "type": "string",
-                "description": "What the command does, in 5-10 words, in the active voice (\"Lists files in src\")"
-            },
-            "run_in_background": {
-                "type": "boolean",
-                "description": "Run the command as a background task and return at once with its ID and output file"
-            },
-            "dangerouslyDisableSandbox": {
-                "type": "boolean",
-                "description": "Run without the read-only sandbox; such a call always needs approval"
+// The `Bash` input as a Rust type: its schema is derived from this (the parser in
+// `input.rs` checks the same fields by hand, to name every mistake). Optional fields use
+// `serde(default)` so the schema says "not required" without allowing `null`.
+#[derive(schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a schema source, never constructed")]
+struct BashParams {
+    /// The command to run
+    command: String,
+    /// Optional timeout in milliseconds (the description is set from the configuration)
+    #[serde(default)]
+    timeout: f64,
+    /// What the command does, in 5-10 words, in the active voice ("Lists files in src")
+    #[serde(default)]
+    description: String,
+    /// Run the command as a background task and return at once with its ID and output file
+    #[serde(default)]
+    run_in_background: bool,
+    /// Run without the read-only sandbox; such a call always needs approval
+    #[serde(rename = "dangerouslyDisableSandbox", default)]
+    dangerously_disable_sandbox: bool,
+}
+
+/// The input schema of a Rust type, as an MCP client wants it: no `$schema`, no title.
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
+    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        for key in ["$schema", "title", "description"] {
+            object.remove(key);
+        }
+        // `format: double` and defaults say nothing a model needs.
+        if let Some(Value::Object(properties)) = object.get_mut("properties") {
+            for property in properties.values_mut() {
+                if let Some(property) = property.as_object_mut() {
+                    property.remove("format");
+                    property.remove("default");
+                }
             }
-        },
-        "required": ["command"],
-        "additionalProperties": false
-    })
+        }
+    }
+    value
+}
+
+/// The JSON schema of the `Bash` input, derived from [`BashParams`]. Booleans are typed
+/// as booleans; the strings of SCHEMA-2 are accepted anyway. `timeout` has no `maximum`
+/// keyword: values above the advertised maximum run as given (SCHEMA-4). Its description
+/// states the configured default and maximum (SCHEMA-3).
+pub fn bash_input_schema(config: &ToolConfig) -> Value {
+    let mut schema = schema_of::<BashParams>();
+    schema["properties"]["timeout"]["description"] = Value::String(format!(
+        "Optional timeout in milliseconds: default {}, maximum {}",
+        amount(config.default_timeout_ms),
+        amount(config.max_timeout_ms)
+    ));
+    schema
 }
 
 /// A tool as a host or MCP client lists it.
@@ -173,6 +193,7 @@ pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn timeout_description(config: &ToolConfig) -> String {
         bash_input_schema(config)["properties"]["timeout"]["description"]

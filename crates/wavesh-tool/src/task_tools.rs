@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use wavesh_exec::{Job, StopCause, TaskStatus};
 
 use crate::input::{InputError, as_object, flag, milliseconds, reject_unknown};
@@ -134,18 +134,24 @@ pub fn task_output_description() -> String {
         .to_owned()
 }
 
+// TaskOutput's input, as a Rust type for its schema.
+#[derive(schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a schema source, never constructed")]
+struct TaskOutputParams {
+    /// The ID of the background task
+    task_id: String,
+    /// Wait for the task to end (default true)
+    #[serde(default)]
+    block: bool,
+    /// How long to wait in milliseconds (default 30000, at most 600000)
+    #[serde(default)]
+    timeout: f64,
+}
+
 /// TaskOutput's input schema.
 pub fn task_output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "task_id": {"type": "string", "description": "The ID of the background task"},
-            "block": {"type": "boolean", "description": "Wait for the task to end (default true)"},
-            "timeout": {"type": "number", "description": "How long to wait in milliseconds (default 30000, at most 600000)"}
-        },
-        "required": ["task_id"],
-        "additionalProperties": false
-    })
+    crate::description::schema_of::<TaskOutputParams>()
 }
 
 /// TaskStop's description.
@@ -155,16 +161,22 @@ pub fn task_stop_description() -> String {
         .to_owned()
 }
 
+// TaskStop's input, as a Rust type for its schema (`task_id` or the legacy `shell_id`).
+#[derive(schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[expect(dead_code, reason = "a schema source, never constructed")]
+struct TaskStopParams {
+    /// The ID of the background task to stop
+    #[serde(default)]
+    task_id: String,
+    /// Deprecated: use task_id
+    #[serde(default)]
+    shell_id: String,
+}
+
 /// TaskStop's input schema.
 pub fn task_stop_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "task_id": {"type": "string", "description": "The ID of the background task to stop"},
-            "shell_id": {"type": "string", "description": "Deprecated: use task_id"}
-        },
-        "additionalProperties": false
-    })
+    crate::description::schema_of::<TaskStopParams>()
 }
 
 /// How a TaskOutput call ended.
@@ -300,6 +312,7 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn task_1_output_input_defaults_and_strings() {
