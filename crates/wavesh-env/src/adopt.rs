@@ -60,11 +60,23 @@ pub fn adopt(probed: &[(String, String)], host: &HashMap<String, String>) -> Ado
         if !ALLOWLIST.contains(&key.as_str()) {
             continue;
         }
+        // Windows keys are case-insensitive: `Path` is the same variable as `PATH`.
+        let host_value = |name: &str| {
+            host.get(name).or_else(|| {
+                cfg!(windows)
+                    .then(|| {
+                        host.iter()
+                            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                            .map(|(_, v)| v)
+                    })
+                    .flatten()
+            })
+        };
         if key == "PATH" {
-            let merged = merge_path(value, host.get("PATH").map(String::as_str));
+            let merged = merge_path(value, host_value("PATH").map(String::as_str));
             adoption.adopted.push((key.clone(), merged.clone()));
             adoption.path = Some(merged);
-        } else if host.contains_key(key) {
+        } else if host_value(key).is_some() {
             adoption.skipped_host_set.push(key.clone());
         } else {
             adoption.adopted.push((key.clone(), value.clone()));
@@ -73,20 +85,41 @@ pub fn adopt(probed: &[(String, String)], host: &HashMap<String, String>) -> Ado
     adoption
 }
 
-/// Probed entries first, inherited after, each directory once.
+/// Probed entries first, inherited after, each directory once (`:`-separated; `;` on
+/// Windows, where directories compare case-insensitively).
 pub fn merge_path(probed: &str, inherited: Option<&str>) -> String {
+    merge_path_with(probed, inherited, cfg!(windows))
+}
+
+fn merge_path_with(probed: &str, inherited: Option<&str>, windows: bool) -> String {
+    let separator = if windows { ';' } else { ':' };
     let mut seen = std::collections::HashSet::new();
     probed
-        .split(':')
-        .chain(inherited.unwrap_or("").split(':'))
-        .filter(|dir| !dir.is_empty() && seen.insert(*dir))
+        .split(separator)
+        .chain(inherited.unwrap_or("").split(separator))
+        .filter(|dir| {
+            let key = if windows {
+                dir.to_lowercase()
+            } else {
+                (*dir).to_owned()
+            };
+            !dir.is_empty() && seen.insert(key)
+        })
         .collect::<Vec<_>>()
-        .join(":")
+        .join(&separator.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_8_windows_path_merge_is_case_insensitive() {
+        assert_eq!(
+            merge_path_with(r"C:\Git\bin;C:\Windows", Some(r"c:\windows;D:\Tools"), true),
+            r"C:\Git\bin;C:\Windows;D:\Tools"
+        );
+    }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter()

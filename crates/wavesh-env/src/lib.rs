@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 pub use adopt::{ALLOWLIST, Adoption, adopt, merge_path};
-pub use parse::{DROPPED, Parsed, parse};
+pub use parse::{DROPPED, Parsed, parse, parse_cygpath_path};
 pub use probe::{ProbeConfig, ProbeReport, probe, probe_shell};
 
 /// The probe's result and what was adopted from it.

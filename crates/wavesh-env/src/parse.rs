@@ -135,3 +135,29 @@ mod tests {
         assert_eq!(parse(b"garbage", "START", "END"), None);
     }
 }
+
+/// ENV-8 (Windows): the PATH printed by Git Bash's `cygpath -pw "$PATH"` between the
+/// markers, already in native form (`C:\...;D:\...`). Only PATH is adopted there.
+pub fn parse_cygpath_path(output: &[u8], start: &str, end: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    let after = &text[text.find(start)? + start.len()..];
+    let body = &after[..after.find(end)?];
+    let path = body.trim_matches(['\r', '\n']).trim();
+    (!path.is_empty()).then(|| path.to_owned())
+}
+
+#[cfg(test)]
+mod cygpath_tests {
+    use super::*;
+
+    #[test]
+    fn env_8_cygpath_output() {
+        let output = b"motd\r\nSTART\r\nC:\\Program Files\\Git\\mingw64\\bin;C:\\Users\\Jos\xc3\xa9\\bin;C:\\Windows\r\nEND\r\n";
+        assert_eq!(
+            parse_cygpath_path(output, "START", "END").as_deref(),
+            Some("C:\\Program Files\\Git\\mingw64\\bin;C:\\Users\\José\\bin;C:\\Windows")
+        );
+        assert_eq!(parse_cygpath_path(b"START\nEND\n", "START", "END"), None);
+        assert_eq!(parse_cygpath_path(b"no markers", "START", "END"), None);
+    }
+}

@@ -183,7 +183,12 @@ async fn attempt_once(shell: &Path, config: &ProbeConfig) -> Result<crate::Parse
     } else {
         ""
     };
-    let script = format!("{bashrc}echo \"{start}\"; env -0 && echo \"{end}\" || env");
+    // ENV-8: Git Bash on Windows reports PATH alone, converted to native form.
+    let script = if cfg!(windows) {
+        format!("echo \"{start}\"; cygpath -pw \"$PATH\"; echo \"{end}\"")
+    } else {
+        format!("{bashrc}echo \"{start}\"; env -0 && echo \"{end}\" || env")
+    };
     let mut command = tokio::process::Command::new(shell);
     command
         .args(["-l", "-i", "-c", &script])
@@ -229,6 +234,20 @@ async fn attempt_once(shell: &Path, config: &ProbeConfig) -> Result<crate::Parse
     // The shell and anything its rc files started run in their own session: end them all.
     kill_group(pid);
     let _ = child.wait().await;
+    if cfg!(windows) {
+        return match (
+            outcome,
+            crate::parse::parse_cygpath_path(&output, &start, &end),
+        ) {
+            (Ok(()), Some(path)) => Ok(crate::Parsed {
+                vars: vec![("PATH".to_owned(), path)],
+                complete: true,
+                ..crate::Parsed::default()
+            }),
+            (Ok(()), None) => Err(("Git Bash printed no PATH".into(), Vec::new())),
+            (Err(why), _) => Err((why, Vec::new())),
+        };
+    }
     let parsed = parse(&output, &start, &end);
     match (outcome, parsed) {
         (Ok(()), Some(parsed)) if parsed.complete || parsed.line_fallback => Ok(parsed),

@@ -445,6 +445,9 @@ fn read_cwd_file(path: &Path) -> Option<PathBuf> {
             if line.is_empty() {
                 tracing::debug!(path = %path.display(), "cwd read-back: the shell wrote no directory");
                 None
+            } else if cfg!(windows) {
+                // `pwd -W` prints `C:/Users/...`; checked and reported natively (SHELL-5).
+                Some(PathBuf::from(crate::winpath::to_native(line)))
             } else {
                 Some(PathBuf::from(line))
             }

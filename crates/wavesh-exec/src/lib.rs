@@ -19,7 +19,9 @@ mod output;
 mod private_dir;
 pub mod shell;
 pub mod spawn;
+pub mod taskkill;
 mod tasks;
+pub mod winpath;
 
 pub use executor::{
     Backgrounded, Controls, DEFAULT_OUTPUT_CAP, Ending, ExecError, Executor, Finished, Mode,
@@ -31,6 +33,11 @@ pub use kill::PosixSignaller;
 pub use kill::{KILL_GRACE, KillReport, KillTarget, Signaller};
 pub use output::OutputFile;
 pub use private_dir::{PrivateDir, PrivateDirError};
-pub use shell::{Shell, ShellError, ShellKind, resolve_shell};
+pub use shell::{
+    Shell, ShellError, ShellKind, WindowsShellEnv, resolve_default_shell, resolve_git_bash,
+    resolve_shell,
+};
 pub use spawn::{DirectSpawner, ExitStatus, Spawner};
+#[cfg(windows)]
+pub use taskkill::TaskkillSignaller;
 pub use tasks::{StopError, StopOutcome, TaskManager};

@@ -168,14 +168,16 @@ fn ensure_user_dir(path: &Path) -> Result<(), PrivateDirError> {
     Ok(())
 }
 
+#[cfg(unix)]
 fn create_dir_0700(path: &Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(path)
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(0o700).create(path)
+}
+
+/// Windows: the directory inherits the user profile's ACL (private to the user).
+#[cfg(not(unix))]
+fn create_dir_0700(path: &Path) -> io::Result<()> {
+    std::fs::create_dir(path)
 }
 
 /// `len` characters from `[a-z0-9]`, from the operating system's random source.

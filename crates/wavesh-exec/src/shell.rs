@@ -100,6 +100,14 @@ pub enum ShellError {
         /// The file it resolves to.
         resolved: String,
     },
+    /// Windows: no Git Bash (SHELL-4).
+    #[error(
+        "Git Bash was not found (looked at WAVE_SHELL, WAVE_GIT_BASH_PATH, {searched} and next to git on PATH); install Git for Windows from git-scm.com, or set WAVE_GIT_BASH_PATH to its bin\\bash.exe"
+    )]
+    GitBashNotFound {
+        /// The fixed locations that were tried.
+        searched: String,
+    },
     /// Neither bash nor zsh could be found.
     #[error(
         "no bash or zsh found (looked at $SHELL, PATH and {searched}); install bash or set WAVE_SHELL to a bash or zsh executable"
@@ -267,6 +275,134 @@ fn looks_like_other_shell(resolved: &Path) -> bool {
     )
 }
 
+/// The shell for this platform: bash or zsh on Unix (SHELL-2), Git Bash on Windows
+/// (SHELL-4), from this process's environment.
+pub fn resolve_default_shell() -> Result<Shell, ShellError> {
+    #[cfg(windows)]
+    {
+        resolve_git_bash(&WindowsShellEnv::from_process(), &RealFiles)
+    }
+    #[cfg(not(windows))]
+    {
+        resolve_shell(&ShellEnv::from_process(), &RealFiles)
+    }
+}
+
+impl WindowsShellEnv {
+    /// Reads the variables from this process's environment.
+    pub fn from_process() -> WindowsShellEnv {
+        let var = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty());
+        WindowsShellEnv {
+            wave_shell: var(crate::env_vars::WAVE_SHELL),
+            git_bash_path: var(crate::env_vars::WAVE_GIT_BASH_PATH),
+            path: var("PATH")
+                .map(|p| std::env::split_paths(&p).collect())
+                .unwrap_or_default(),
+            program_files: var("ProgramFiles").map(PathBuf::from),
+            program_files_x86: var("ProgramFiles(x86)").map(PathBuf::from),
+            local_app_data: var("LOCALAPPDATA").map(PathBuf::from),
+            user_profile: var("USERPROFILE").map(PathBuf::from),
+        }
+    }
+}
+
+/// What Git Bash discovery reads on Windows (SHELL-4).
+#[derive(Debug, Clone, Default)]
+pub struct WindowsShellEnv {
+    /// `WAVE_SHELL`.
+    pub wave_shell: Option<OsString>,
+    /// `WAVE_GIT_BASH_PATH`.
+    pub git_bash_path: Option<OsString>,
+    /// `PATH` entries (already split).
+    pub path: Vec<PathBuf>,
+    /// `ProgramFiles`, `ProgramFiles(x86)`, `LOCALAPPDATA`, `USERPROFILE`.
+    pub program_files: Option<PathBuf>,
+    /// `ProgramFiles(x86)`.
+    pub program_files_x86: Option<PathBuf>,
+    /// `LOCALAPPDATA`.
+    pub local_app_data: Option<PathBuf>,
+    /// `USERPROFILE`.
+    pub user_profile: Option<PathBuf>,
+}
+
+/// SHELL-4: `WAVE_SHELL` or `WAVE_GIT_BASH_PATH`, then the usual install paths, then
+/// from `git.exe` on PATH (`Git\cmd\git.exe` and `Git\mingw64\bin\git.exe` both lead to
+/// `Git\bin\bash.exe`). Never cmd.exe.
+pub fn resolve_git_bash(env: &WindowsShellEnv, files: &dyn FileProbe) -> Result<Shell, ShellError> {
+    for explicit in [&env.wave_shell, &env.git_bash_path].into_iter().flatten() {
+        let path = PathBuf::from(explicit);
+        if !files.is_executable(&path) {
+            return Err(ShellError::WaveShellNotExecutable {
+                path: path.display().to_string(),
+            });
+        }
+        // The last component by either separator, so the logic is the same on every host.
+        let text = path.to_string_lossy();
+        let name = text.rsplit(['\\', '/']).next().unwrap_or("");
+        return match ShellKind::from_file_name(&name.to_ascii_lowercase()) {
+            Some(kind) => Ok(Shell::new(path, kind)),
+            None => Err(ShellError::WaveShellNotBashOrZsh {
+                path: path.display().to_string(),
+                resolved: path.display().to_string(),
+            }),
+        };
+    }
+    let bash_in = |git_root: &Path| git_root.join("bin").join("bash.exe");
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for base in [&env.program_files, &env.program_files_x86]
+        .into_iter()
+        .flatten()
+    {
+        candidates.push(bash_in(&base.join("Git")));
+    }
+    if let Some(local) = &env.local_app_data {
+        candidates.push(bash_in(&local.join("Programs").join("Git")));
+    }
+    if let Some(profile) = &env.user_profile {
+        candidates.push(bash_in(
+            &profile
+                .join("scoop")
+                .join("apps")
+                .join("git")
+                .join("current"),
+        ));
+    }
+    let searched = candidates
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    for dir in &env.path {
+        let git = dir.join("git.exe");
+        if !files.is_executable(&git) {
+            continue;
+        }
+        // Git\cmd\git.exe → Git; Git\mingw64\bin\git.exe → Git.
+        let mut root = dir.as_path();
+        if root
+            .file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case("bin"))
+            && root
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n.eq_ignore_ascii_case("mingw64"))
+        {
+            root = root.parent().and_then(Path::parent).unwrap_or(root);
+        } else if root
+            .file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case("cmd"))
+        {
+            root = root.parent().unwrap_or(root);
+        }
+        candidates.push(bash_in(root));
+    }
+    candidates
+        .into_iter()
+        .find(|candidate| files.is_executable(candidate))
+        .map(|path| Shell::new(path, ShellKind::Bash))
+        .ok_or(ShellError::GitBashNotFound { searched })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +516,99 @@ mod tests {
         let files = FakeFiles::default().with("/bin/zsh", "/bin/zsh");
         let got = resolve_shell(&env(None, None, Some("/usr/bin")), &files).unwrap();
         assert_eq!(got, Shell::new("/bin/zsh", ShellKind::Zsh));
+    }
+
+    fn windows_env() -> WindowsShellEnv {
+        WindowsShellEnv {
+            program_files: Some(PathBuf::from(r"C:\Program Files")),
+            program_files_x86: Some(PathBuf::from(r"C:\Program Files (x86)")),
+            local_app_data: Some(PathBuf::from(r"C:\Users\José\AppData\Local")),
+            user_profile: Some(PathBuf::from(r"C:\Users\José")),
+            ..WindowsShellEnv::default()
+        }
+    }
+
+    #[test]
+    fn shell_4_git_bash_discovery_order() {
+        let program_files = PathBuf::from(r"C:\Program Files")
+            .join("Git")
+            .join("bin")
+            .join("bash.exe");
+        let files = FakeFiles::default().with(
+            &program_files.to_string_lossy(),
+            &program_files.to_string_lossy(),
+        );
+        assert_eq!(
+            resolve_git_bash(&windows_env(), &files).unwrap().path(),
+            program_files
+        );
+
+        let user = PathBuf::from(r"C:\Users\José\AppData\Local")
+            .join("Programs")
+            .join("Git")
+            .join("bin")
+            .join("bash.exe");
+        let files = FakeFiles::default().with(&user.to_string_lossy(), &user.to_string_lossy());
+        assert_eq!(
+            resolve_git_bash(&windows_env(), &files).unwrap().path(),
+            user
+        );
+
+        // Derived from git on PATH: Git\cmd\git.exe and Git\mingw64\bin\git.exe.
+        for git_dir in [
+            PathBuf::from(r"D:\Tools\Git").join("cmd"),
+            PathBuf::from(r"D:\Tools\Git").join("mingw64").join("bin"),
+        ] {
+            let git = git_dir.join("git.exe");
+            let bash = PathBuf::from(r"D:\Tools\Git").join("bin").join("bash.exe");
+            let files = FakeFiles::default()
+                .with(&git.to_string_lossy(), &git.to_string_lossy())
+                .with(&bash.to_string_lossy(), &bash.to_string_lossy());
+            let env = WindowsShellEnv {
+                path: vec![git_dir.clone()],
+                ..windows_env()
+            };
+            assert_eq!(
+                resolve_git_bash(&env, &files).unwrap().path(),
+                bash,
+                "{}",
+                git_dir.display()
+            );
+        }
+    }
+
+    #[test]
+    fn shell_4_explicit_paths_and_the_install_hint() {
+        let custom = r"E:\Portable Git\bin\bash.exe";
+        let files = FakeFiles::default().with(custom, custom);
+        let env = WindowsShellEnv {
+            git_bash_path: Some(custom.into()),
+            ..windows_env()
+        };
+        assert_eq!(
+            resolve_git_bash(&env, &files).unwrap().path(),
+            Path::new(custom)
+        );
+        let env = WindowsShellEnv {
+            wave_shell: Some(r"C:\Windows\System32\cmd.exe".into()),
+            ..windows_env()
+        };
+        let files = FakeFiles::default().with(
+            r"C:\Windows\System32\cmd.exe",
+            r"C:\Windows\System32\cmd.exe",
+        );
+        assert!(
+            matches!(
+                resolve_git_bash(&env, &files),
+                Err(ShellError::WaveShellNotBashOrZsh { .. })
+            ),
+            "never cmd.exe"
+        );
+        let error = resolve_git_bash(&windows_env(), &FakeFiles::default()).unwrap_err();
+        assert!(
+            error.to_string().contains("install Git for Windows"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -172,10 +172,20 @@ pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>) -> String {
     };
     let mut script = format!("{read}\nexec 0</dev/null\neval \"$__wavesh_command\"\n");
     if let Some(cwd_file) = cwd_file {
-        let quoted = single_quote(&cwd_file.to_string_lossy());
+        // Git Bash takes forward slashes and reports the directory natively with -W
+        // (SHELL-5); elsewhere the physical path (-P).
+        let (path, pwd) = if cfg!(windows) {
+            (
+                crate::winpath::to_git_bash(&cwd_file.to_string_lossy()),
+                "-W",
+            )
+        } else {
+            (cwd_file.to_string_lossy().into_owned(), "-P")
+        };
+        let quoted = single_quote(&path);
         script.push_str(&format!(
             "__wavesh_status=$?\n\
-             if builtin test \"$__wavesh_status\" -eq 0 && builtin test -f {quoted}; then builtin pwd -P >| {quoted} 2>/dev/null; fi\n\
+             if builtin test \"$__wavesh_status\" -eq 0 && builtin test -f {quoted}; then builtin pwd {pwd} >| {quoted} 2>/dev/null; fi\n\
              exit \"$__wavesh_status\"\n"
         ));
     }

@@ -9,10 +9,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use tokio::sync::watch;
-use wavesh_exec::shell::{FileProbe, RealFiles, ShellEnv};
+use wavesh_exec::shell::{FileProbe, RealFiles};
 use wavesh_exec::{
     DirectSpawner, ExecError, Executor, OnTimeout, PrivateDir, PrivateDirError, Shell, ShellError,
-    Signaller, Spawner, TaskManager, resolve_shell,
+    Signaller, Spawner, TaskManager,
 };
 
 use crate::agent::Agent;
@@ -411,7 +411,7 @@ impl SessionBuilder {
         }
         let candidate = match &self.shell {
             Some(resolution) => resolution.clone(),
-            None => resolve_shell(&ShellEnv::from_process(), &RealFiles),
+            None => wavesh_exec::resolve_default_shell(),
         };
         let (selection, shell) = self.select_shell(candidate)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
@@ -497,6 +497,11 @@ impl SessionBuilder {
 #[cfg(unix)]
 fn default_signaller() -> Arc<dyn Signaller> {
     Arc::new(wavesh_exec::PosixSignaller)
+}
+
+#[cfg(windows)]
+fn default_signaller() -> Arc<dyn Signaller> {
+    Arc::new(wavesh_exec::TaskkillSignaller)
 }
 
 /// `file` relative to `cwd`, lexically normalised.
