@@ -329,7 +329,7 @@ pub struct WindowsShellEnv {
 /// from `git.exe` on PATH (`Git\cmd\git.exe` and `Git\mingw64\bin\git.exe` both lead to
 /// `Git\bin\bash.exe`). Never cmd.exe.
 pub fn resolve_git_bash(env: &WindowsShellEnv, files: &dyn FileProbe) -> Result<Shell, ShellError> {
-    for explicit in [&env.wave_shell, &env.git_bash_path].into_iter().flatten() {
+    if let Some(explicit) = env.wave_shell.as_ref().or(env.git_bash_path.as_ref()) {
         let path = PathBuf::from(explicit);
         if !files.is_executable(&path) {
             return Err(ShellError::WaveShellNotExecutable {
