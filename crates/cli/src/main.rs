@@ -21,6 +21,17 @@ use wavesh_tool::{
 use crate::args::{ApproverArg, Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
 
 fn main() -> ExitCode {
+    // `wavesh grep ARGS` (and a link named grep): GNU grep's arguments, passed untouched.
+    let args: Vec<String> = std::env::args().collect();
+    let invoked_as = args
+        .first()
+        .map(|a| a.rsplit('/').next().unwrap_or(a).to_owned());
+    if invoked_as.as_deref() == Some("grep") {
+        return exit_code_of(wavesh_search::grep_main(&args[1..]));
+    }
+    if args.get(1).map(String::as_str) == Some("grep") {
+        return exit_code_of(wavesh_search::grep_main(&args[2..]));
+    }
     let cli = Cli::parse();
     init_logging();
     match run(cli) {
@@ -320,4 +331,8 @@ async fn env_command(args: &EnvArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn exit_code_of(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

@@ -3,6 +3,7 @@
 #![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
 
 mod check;
+mod grep;
 mod mcp;
 mod run;
 mod util;

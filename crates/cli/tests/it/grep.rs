@@ -1,0 +1,192 @@
+//! wavesh's grep against GNU grep: the same output and exit code (SEARCH-1, SEARCH-6), and
+//! gitignore-aware recursion.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::{WAVESH, Workspace};
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "a.txt",
+        "abc\nABC\nabab\nfoo bar\nfoobar\n\nxx\nxxx\na.c\n123 apples\nend$\n",
+    ),
+    (
+        "b.txt",
+        "foo\nbar baz\nthe foo fighters\nfo\nf\n[x] marks\nabcabc\n",
+    ),
+    ("sub/c.txt", "deep foo\nnothing here\nfoo\tbar\n"),
+];
+
+fn run(dir: &Path, program: &str, prefix: &[&str], args: &[&str]) -> (String, Option<i32>) {
+    // Strict: an argument wavesh would hand to the system grep fails instead, so a match
+    // below is wavesh's own output.
+    let output = Command::new(program)
+        .args(prefix)
+        .args(args)
+        .env("WAVESH_GREP_STRICT", "1")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        output.status.code(),
+    )
+}
+
+/// At least 200 invocations: flag combinations × basic, extended and fixed patterns.
+#[test]
+fn search_6_grep_matches_gnu_grep() {
+    let ws = Workspace::new();
+    for (name, text) in FILES {
+        let path = ws.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let patterns: &[&[&str]] = &[
+        &["foo"],
+        &["fo*"],
+        &["^abc"],
+        &["bar$"],
+        &["foo\\|bar"],
+        &["\\(ab\\)\\1"],
+        &["x\\{2,3\\}"],
+        &["x\\{3\\}"],
+        &["[[:alpha:]]\\+"],
+        &["[0-9]"],
+        &["a.c"],
+        &["a\\.c"],
+        &["end\\$"],
+        &["^$"],
+        &["-E", "foo|baz"],
+        &["-E", "(ab)+"],
+        &["-E", "x{2}"],
+        &["-E", "[[:digit:]]+"],
+        &["-E", "^f(o|oo)$"],
+        &["-F", "a.c"],
+        &["-F", "[x]"],
+        &["-e", "abc", "-e", "baz"],
+        &["-i", "ABC"],
+        &["x*"],
+    ];
+    let flags: &[&[&str]] = &[
+        &[],
+        &["-n"],
+        &["-c"],
+        &["-v"],
+        &["-w"],
+        &["-x"],
+        &["-o"],
+        &["-l"],
+        &["-L"],
+        &["-h"],
+        &["-b"],
+        &["-m1"],
+        &["-A1"],
+        &["-B1"],
+        &["-C1", "-n"],
+        &["-vc"],
+        &["-on"],
+        &["-in"],
+    ];
+    let file_sets: &[&[&str]] = &[&["a.txt"], &["a.txt", "b.txt"]];
+    let mut compared = 0;
+    let mut differences = Vec::new();
+    for pattern in patterns {
+        for flag in flags {
+            let files = file_sets[compared % file_sets.len()];
+            let mut args: Vec<&str> = flag.to_vec();
+            args.extend_from_slice(pattern);
+            args.extend_from_slice(files);
+            let ours = run(&ws.root, WAVESH, &["grep"], &args);
+            let gnu = run(&ws.root, "grep", &[], &args);
+            compared += 1;
+            if ours != gnu {
+                differences.push(format!(
+                    "grep {}\n--- wavesh ({:?})\n{}--- GNU ({:?})\n{}",
+                    args.join(" "),
+                    ours.1,
+                    ours.0,
+                    gnu.1,
+                    gnu.0
+                ));
+            }
+        }
+    }
+    // Recursive: the walk order differs, so lines are compared sorted.
+    for args in [
+        &["-rn", "foo", "."][..],
+        &["-r", "-l", "foo"],
+        &["-rc", "bar", "sub"],
+        &["-r", "-w", "foo", "."],
+        &["-rh", "foo", "sub", "a.txt"],
+        &["foo", "sub", "a.txt"],
+        &["-s", "foo", "sub", "missing"],
+    ] {
+        let sorted = |(text, code): (String, Option<i32>)| {
+            let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            lines.sort();
+            (lines, code)
+        };
+        let ours = sorted(run(&ws.root, WAVESH, &["grep"], args));
+        let gnu = sorted(run(&ws.root, "grep", &[], args));
+        compared += 1;
+        if ours != gnu {
+            differences.push(format!(
+                "grep {}\n--- wavesh {ours:?}\n--- GNU {gnu:?}",
+                args.join(" ")
+            ));
+        }
+    }
+    assert!(compared >= 200, "{compared} invocations");
+    assert!(
+        differences.is_empty(),
+        "{} of {compared} differ:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+/// Recursive search skips what .gitignore ignores and VCS directories, and still reads
+/// hidden files (SEARCH-2).
+#[test]
+fn search_2_recursive_grep_respects_gitignore() {
+    let ws = Workspace::new();
+    for (name, text) in [
+        (".gitignore", "target/\n*.log\n"),
+        ("src/lib.rs", "needle in source\n"),
+        ("target/debug/out.rs", "needle in build output\n"),
+        ("run.log", "needle in a log\n"),
+        (".hidden/conf", "needle hidden\n"),
+        (".git/HEAD", "needle in git\n"),
+    ] {
+        let path = ws.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["-rl", "needle", "."]);
+    assert_eq!(code, Some(0));
+    let mut files: Vec<&str> = out.lines().collect();
+    files.sort_unstable();
+    assert_eq!(files, ["./.hidden/conf", "./src/lib.rs"]);
+    // An ignored file named explicitly is still searched, like grep.
+    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["needle", "run.log"]);
+    assert_eq!((out.as_str(), code), ("needle in a log\n", Some(0)));
+}
+
+/// What wavesh does not implement runs the system grep with the same argv (SEARCH-5);
+/// strict mode names the argument instead.
+#[test]
+fn search_5_unsupported_arguments_fall_back_to_system_grep() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("f"), "a1\nb22\n").unwrap();
+    let fallback = Command::new(WAVESH)
+        .args(["grep", "-P", "\\d{2}", "f"])
+        .current_dir(&ws.root)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&fallback.stdout), "b22\n");
+    assert_eq!(fallback.status.code(), Some(0));
+    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["-P", "\\d{2}", "f"]);
+    assert_eq!((out.as_str(), code), ("", Some(2)));
+}

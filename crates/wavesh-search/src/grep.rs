@@ -1,0 +1,606 @@
+//! `grep` with GNU's flags and output, gitignore-aware when it walks directories
+//! (SEARCH-1, SEARCH-5, SEARCH-6, SEARCH-8, SEARCH-9).
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use crate::pattern::{Dialect, bre_to_ere, has_backreference};
+
+/// Why the arguments are not handled here: the system grep runs instead (SEARCH-5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+/// Parsed options.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    patterns: Vec<String>,
+    dialect: Dialect,
+    ignore_case: bool,
+    invert: bool,
+    word: bool,
+    line: bool,
+    count: bool,
+    files_with_matches: bool,
+    files_without_match: bool,
+    only_matching: bool,
+    quiet: bool,
+    no_messages: bool,
+    byte_offset: bool,
+    with_filename: Option<bool>,
+    line_number: bool,
+    max_count: Option<u64>,
+    after: usize,
+    before: usize,
+    recursive: bool,
+    text: bool,
+    skip_binary: bool,
+    label: Option<String>,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    exclude_dir: Vec<String>,
+    initial_tab: bool,
+    files: Vec<String>,
+}
+
+fn number(value: &str, flag: &str) -> Result<u64, Unsupported> {
+    value
+        .parse()
+        .map_err(|_| Unsupported(format!("{flag} {value}")))
+}
+
+/// Parses GNU grep's arguments. Anything not handled here is `Unsupported`.
+pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
+    let mut o = Options::default();
+    let mut positional = Vec::new();
+    let mut pattern_given = false;
+    let mut i = 0;
+    let mut context: Option<usize> = None;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--" {
+            positional.extend(args[i..].iter().cloned());
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (long, None),
+            };
+            let mut value = || -> Result<String, Unsupported> {
+                if let Some(v) = inline.clone() {
+                    return Ok(v);
+                }
+                let v = args
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| Unsupported(format!("--{name} without a value")))?;
+                i += 1;
+                Ok(v)
+            };
+            match name {
+                "regexp" => {
+                    o.patterns.push(value()?);
+                    pattern_given = true;
+                }
+                "file" => {
+                    read_pattern_file(&value()?, &mut o.patterns)?;
+                    pattern_given = true;
+                }
+                "extended-regexp" => o.dialect = Dialect::Extended,
+                "fixed-strings" => o.dialect = Dialect::Fixed,
+                "basic-regexp" => o.dialect = Dialect::Basic,
+                "perl-regexp" => o.dialect = Dialect::Perl,
+                "ignore-case" => o.ignore_case = true,
+                "no-ignore-case" => o.ignore_case = false,
+                "invert-match" => o.invert = true,
+                "word-regexp" => o.word = true,
+                "line-regexp" => o.line = true,
+                "count" => o.count = true,
+                "files-with-matches" => o.files_with_matches = true,
+                "files-without-match" => o.files_without_match = true,
+                "only-matching" => o.only_matching = true,
+                "quiet" | "silent" => o.quiet = true,
+                "no-messages" => o.no_messages = true,
+                "byte-offset" => o.byte_offset = true,
+                "with-filename" => o.with_filename = Some(true),
+                "no-filename" => o.with_filename = Some(false),
+                "line-number" => o.line_number = true,
+                "max-count" => o.max_count = Some(number(&value()?, "--max-count")?),
+                "after-context" => o.after = number(&value()?, "--after-context")? as usize,
+                "before-context" => o.before = number(&value()?, "--before-context")? as usize,
+                "context" => context = Some(number(&value()?, "--context")? as usize),
+                "recursive" | "dereference-recursive" => o.recursive = true,
+                "text" => o.text = true,
+                "binary-files" => match value()?.as_str() {
+                    "text" => o.text = true,
+                    "without-match" => o.skip_binary = true,
+                    "binary" => {}
+                    other => return Err(Unsupported(format!("--binary-files={other}"))),
+                },
+                "label" => o.label = Some(value()?),
+                "include" => o.include.push(value()?),
+                "exclude" => o.exclude.push(value()?),
+                "exclude-dir" => o.exclude_dir.push(value()?),
+                "initial-tab" => o.initial_tab = true,
+                "color" | "colour" => {
+                    if let Some(v) = inline.clone()
+                        && v != "never"
+                        && v != "auto"
+                    {
+                        return Err(Unsupported(format!("--color={v}")));
+                    }
+                }
+                _ => return Err(Unsupported(format!("--{name}"))),
+            }
+            continue;
+        }
+        if arg.len() > 1 && arg.starts_with('-') {
+            let cluster: Vec<char> = arg[1..].chars().collect();
+            if cluster.iter().all(char::is_ascii_digit) {
+                context = Some(number(&arg[1..], "-NUM")? as usize);
+                continue;
+            }
+            let mut j = 0;
+            while j < cluster.len() {
+                let flag = cluster[j];
+                j += 1;
+                let mut value = |j: &mut usize| -> Result<String, Unsupported> {
+                    if *j < cluster.len() {
+                        let v: String = cluster[*j..].iter().collect();
+                        *j = cluster.len();
+                        return Ok(v);
+                    }
+                    let v = args
+                        .get(i)
+                        .cloned()
+                        .ok_or_else(|| Unsupported(format!("-{flag} without a value")))?;
+                    i += 1;
+                    Ok(v)
+                };
+                match flag {
+                    'e' => {
+                        o.patterns.push(value(&mut j)?);
+                        pattern_given = true;
+                    }
+                    'f' => {
+                        read_pattern_file(&value(&mut j)?, &mut o.patterns)?;
+                        pattern_given = true;
+                    }
+                    'E' => o.dialect = Dialect::Extended,
+                    'F' => o.dialect = Dialect::Fixed,
+                    'G' => o.dialect = Dialect::Basic,
+                    'P' => o.dialect = Dialect::Perl,
+                    'i' | 'y' => o.ignore_case = true,
+                    'v' => o.invert = true,
+                    'w' => o.word = true,
+                    'x' => o.line = true,
+                    'c' => o.count = true,
+                    'l' => o.files_with_matches = true,
+                    'L' => o.files_without_match = true,
+                    'o' => o.only_matching = true,
+                    'q' => o.quiet = true,
+                    's' => o.no_messages = true,
+                    'b' => o.byte_offset = true,
+                    'H' => o.with_filename = Some(true),
+                    'h' => o.with_filename = Some(false),
+                    'n' => o.line_number = true,
+                    'm' => o.max_count = Some(number(&value(&mut j)?, "-m")?),
+                    'A' => o.after = number(&value(&mut j)?, "-A")? as usize,
+                    'B' => o.before = number(&value(&mut j)?, "-B")? as usize,
+                    'C' => context = Some(number(&value(&mut j)?, "-C")? as usize),
+                    'r' | 'R' => o.recursive = true,
+                    'a' => o.text = true,
+                    'I' => o.skip_binary = true,
+                    'T' => o.initial_tab = true,
+                    'U' => {}
+                    other => return Err(Unsupported(format!("-{other}"))),
+                }
+            }
+            continue;
+        }
+        positional.push(arg.clone());
+    }
+    if let Some(n) = context {
+        if o.after == 0 {
+            o.after = n;
+        }
+        if o.before == 0 {
+            o.before = n;
+        }
+    }
+    if !pattern_given {
+        if positional.is_empty() {
+            return Err(Unsupported("no pattern".into()));
+        }
+        // A pattern with newlines is several patterns.
+        o.patterns
+            .extend(positional.remove(0).split('\n').map(str::to_owned));
+    }
+    if o.dialect == Dialect::Perl {
+        return Err(Unsupported("-P".into()));
+    }
+    o.files = positional;
+    Ok(o)
+}
+
+fn read_pattern_file(path: &str, patterns: &mut Vec<String>) -> Result<(), Unsupported> {
+    let text = std::fs::read_to_string(path).map_err(|_| Unsupported(format!("-f {path}")))?;
+    patterns.extend(text.lines().map(str::to_owned));
+    Ok(())
+}
+
+/// A compiled matcher for all patterns.
+enum Matcher {
+    Fast(regex::bytes::Regex),
+    Backtracking(fancy_regex::Regex),
+}
+
+impl Matcher {
+    fn new(o: &Options) -> Result<Matcher, String> {
+        let translated: Vec<String> = o
+            .patterns
+            .iter()
+            .map(|p| match o.dialect {
+                Dialect::Fixed => regex::escape(p),
+                Dialect::Basic => bre_to_ere(p),
+                Dialect::Extended | Dialect::Perl => p.clone(),
+            })
+            .collect();
+        let alternation = translated
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|");
+        let backreference =
+            o.dialect != Dialect::Fixed && o.patterns.iter().any(|p| has_backreference(p));
+        let flags = if o.ignore_case { "(?i)" } else { "" };
+        let (body, backtracking) = if o.line {
+            (format!("^(?:{alternation})$"), backreference)
+        } else if o.word {
+            // Whole words: no word character just before or after (lookarounds).
+            (format!(r"(?<!\w)(?:{alternation})(?!\w)"), true)
+        } else {
+            (alternation, backreference)
+        };
+        if backtracking {
+            return fancy_regex::Regex::new(&format!("{flags}{body}"))
+                .map(Matcher::Backtracking)
+                .map_err(|e| e.to_string());
+        }
+        regex::bytes::Regex::new(&format!("{flags}{body}"))
+            .map(Matcher::Fast)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Match ranges in a line (without its newline).
+    fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
+        match self {
+            Matcher::Fast(re) => re.find_iter(line).map(|m| (m.start(), m.end())).collect(),
+            Matcher::Backtracking(re) => {
+                let text = String::from_utf8_lossy(line);
+                re.find_iter(&text)
+                    .filter_map(Result::ok)
+                    .map(|m| (m.start(), m.end()))
+                    .collect()
+            }
+        }
+    }
+
+    fn is_match(&self, line: &[u8]) -> bool {
+        match self {
+            Matcher::Fast(re) => re.is_match(line),
+            Matcher::Backtracking(re) => {
+                re.is_match(&String::from_utf8_lossy(line)).unwrap_or(false)
+            }
+        }
+    }
+}
+
+/// The state of one run.
+struct Run<'a> {
+    o: &'a Options,
+    matcher: Matcher,
+    out: io::BufWriter<io::StdoutLock<'a>>,
+    matched_any: bool,
+    error: bool,
+    show_names: bool,
+    /// A context group was printed (for the `--` between groups, across files too).
+    printed_group: bool,
+}
+
+/// Runs grep with parsed options; returns the exit code (0 match, 1 none, 2 error).
+pub fn run(o: &Options) -> i32 {
+    let matcher = match Matcher::new(o) {
+        Ok(m) => m,
+        Err(error) => {
+            eprintln_grep(&error.to_string());
+            return 2;
+        }
+    };
+    let stdout = io::stdout();
+    let mut files = o.files.clone();
+    // `grep -r PATTERN` searches "." and names files without the "./" GNU grep omits too.
+    let implicit_root = files.is_empty() && o.recursive;
+    if implicit_root {
+        files.push(".".into());
+    }
+    let show_names = o.with_filename.unwrap_or(files.len() > 1 || o.recursive);
+    let mut run = Run {
+        o,
+        matcher,
+        out: io::BufWriter::new(stdout.lock()),
+        matched_any: false,
+        error: false,
+        show_names,
+        printed_group: false,
+    };
+    if files.is_empty() {
+        let mut input = Vec::new();
+        let _ = io::stdin().read_to_end(&mut input);
+        let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
+        run.search(&label, &input, false);
+    }
+    for file in &files {
+        if run.o.quiet && run.matched_any {
+            break;
+        }
+        if file == "-" {
+            let mut input = Vec::new();
+            let _ = io::stdin().read_to_end(&mut input);
+            let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
+            run.search(&label, &input, false);
+        } else if Path::new(file).is_dir() {
+            if o.recursive {
+                run.walk(file, implicit_root);
+            } else {
+                run.error = true;
+                if !o.no_messages {
+                    eprintln_grep(&format!("{file}: Is a directory"));
+                }
+            }
+        } else {
+            match std::fs::read(file) {
+                Ok(bytes) => run.search(file, &bytes, false),
+                Err(error) => run.report(file, &error),
+            }
+        }
+    }
+    let _ = run.out.flush();
+    if run.error && !(o.quiet && run.matched_any) {
+        2
+    } else if run.matched_any {
+        0
+    } else {
+        1
+    }
+}
+
+/// Directory names never descended into (SEARCH-9).
+const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "CVS", "_darcs", ".jj", ".sl"];
+
+impl Run<'_> {
+    fn report(&mut self, file: &str, error: &io::Error) {
+        self.error = true;
+        if !self.o.no_messages {
+            let message = match error.kind() {
+                io::ErrorKind::NotFound => "No such file or directory".to_owned(),
+                io::ErrorKind::PermissionDenied => "Permission denied".to_owned(),
+                _ => error.to_string(),
+            };
+            eprintln_grep(&format!("{file}: {message}"));
+        }
+    }
+
+    fn walk(&mut self, root: &str, strip_dot: bool) {
+        let mut builder = ignore::WalkBuilder::new(root);
+        builder
+            .hidden(false)
+            .git_ignore(true)
+            .git_global(false)
+            .git_exclude(false)
+            .ignore(false)
+            .parents(true)
+            .require_git(false)
+            .sort_by_file_name(Ord::cmp);
+        let exclude_dir = self.o.exclude_dir.clone();
+        builder.filter_entry(move |entry| {
+            let name = entry.file_name().to_string_lossy();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && (VCS_DIRS.contains(&name.as_ref())
+                    || exclude_dir.iter().any(|g| glob(g, &name))))
+        });
+        for entry in builder.build() {
+            if self.o.quiet && self.matched_any {
+                return;
+            }
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    self.error = true;
+                    if !self.o.no_messages {
+                        eprintln_grep(&error.to_string());
+                    }
+                    continue;
+                }
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let path = entry.path().to_string_lossy();
+            let shown = if strip_dot {
+                path.strip_prefix("./").unwrap_or(&path)
+            } else {
+                &path
+            }
+            .to_owned();
+            let name = entry.file_name().to_string_lossy();
+            if !self.o.include.is_empty() && !self.o.include.iter().any(|g| glob(g, &name)) {
+                continue;
+            }
+            if self.o.exclude.iter().any(|g| glob(g, &name)) {
+                continue;
+            }
+            match std::fs::read(entry.path()) {
+                Ok(bytes) => self.search(&shown, &bytes, true),
+                Err(error) => self.report(&shown, &error),
+            }
+        }
+    }
+
+    fn search(&mut self, name: &str, bytes: &[u8], walked: bool) {
+        let o = self.o;
+        let binary = !o.text && bytes.iter().take(32 * 1024).any(|b| *b == 0);
+        if binary && (walked || o.skip_binary) {
+            return;
+        }
+        let mut lines: Vec<(usize, &[u8])> = Vec::new();
+        let mut offset = 0;
+        for line in bytes.split_inclusive(|b| *b == b'\n') {
+            let content = line.strip_suffix(b"\n").unwrap_or(line);
+            lines.push((offset, content));
+            offset += line.len();
+        }
+        let selected: Vec<bool> = lines
+            .iter()
+            .map(|(_, l)| self.matcher.is_match(l) != o.invert)
+            .collect();
+        let mut count = 0u64;
+        let mut last_printed: Option<usize> = None;
+        let mut after_left = 0usize;
+        let context = o.after > 0 || o.before > 0;
+        let printing = !(o.count || o.files_with_matches || o.files_without_match || o.quiet);
+        let mut stopped_at: Option<usize> = None;
+        for (index, is_selected) in selected.iter().enumerate() {
+            if let Some(stop) = stopped_at {
+                // After -m is reached, trailing context only.
+                if index > stop + o.after || selected[index] {
+                    break;
+                }
+                if printing && !binary {
+                    self.line(name, index, &lines, '-');
+                    last_printed = Some(index);
+                }
+                continue;
+            }
+            if *is_selected {
+                count += 1;
+                self.matched_any = true;
+                if o.quiet {
+                    return;
+                }
+                if printing && !binary {
+                    let first = index.saturating_sub(o.before);
+                    let from = last_printed.map_or(first, |p| first.max(p + 1));
+                    if context && last_printed.is_some_and(|p| from > p + 1) {
+                        let _ = writeln!(self.out, "--");
+                    }
+                    if context && last_printed.is_none() && self.printed_group {
+                        let _ = writeln!(self.out, "--");
+                    }
+                    for before in from..index {
+                        self.line(name, before, &lines, '-');
+                    }
+                    if o.only_matching {
+                        if !o.invert {
+                            self.only_matches(name, index, &lines);
+                        }
+                    } else {
+                        self.line(name, index, &lines, ':');
+                    }
+                    last_printed = Some(index);
+                    self.printed_group = true;
+                    after_left = o.after;
+                }
+                if o.max_count.is_some_and(|m| count >= m) {
+                    stopped_at = Some(index);
+                }
+            } else if after_left > 0 && printing && !binary {
+                self.line(name, index, &lines, '-');
+                last_printed = Some(index);
+                after_left -= 1;
+            }
+        }
+        if o.count {
+            if self.show_names {
+                let _ = writeln!(self.out, "{name}:{count}");
+            } else {
+                let _ = writeln!(self.out, "{count}");
+            }
+        }
+        if o.files_with_matches && count > 0 {
+            let _ = writeln!(self.out, "{name}");
+        }
+        if o.files_without_match && count == 0 {
+            let _ = writeln!(self.out, "{name}");
+        }
+        if binary && count > 0 && printing {
+            let _ = writeln!(self.out, "grep: {name}: binary file matches");
+        }
+    }
+
+    fn prefix(&mut self, name: &str, index: usize, lines: &[(usize, &[u8])], separator: char) {
+        if self.show_names {
+            let _ = write!(self.out, "{name}{separator}");
+        }
+        if self.o.line_number {
+            let _ = write!(self.out, "{}{separator}", index + 1);
+        }
+        if self.o.byte_offset {
+            let _ = write!(self.out, "{}{separator}", lines[index].0);
+        }
+        if self.o.initial_tab && (self.show_names || self.o.line_number || self.o.byte_offset) {
+            let _ = write!(self.out, "\t");
+        }
+    }
+
+    fn line(&mut self, name: &str, index: usize, lines: &[(usize, &[u8])], separator: char) {
+        self.prefix(name, index, lines, separator);
+        let _ = self.out.write_all(lines[index].1);
+        let _ = self.out.write_all(b"\n");
+    }
+
+    fn only_matches(&mut self, name: &str, index: usize, lines: &[(usize, &[u8])]) {
+        let line = lines[index].1;
+        for (start, end) in self.matcher.find_all(line) {
+            if start == end {
+                continue;
+            }
+            if self.show_names {
+                let _ = write!(self.out, "{name}:");
+            }
+            if self.o.line_number {
+                let _ = write!(self.out, "{}:", index + 1);
+            }
+            if self.o.byte_offset {
+                let _ = write!(self.out, "{}:", lines[index].0 + start);
+            }
+            let _ = self.out.write_all(&line[start..end]);
+            let _ = self.out.write_all(b"\n");
+        }
+    }
+}
+
+/// A minimal glob for `--include`/`--exclude` names: `*`, `?`, literal otherwise.
+fn glob(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
+}
+
+/// GNU's error prefix on every platform (SEARCH-9).
+#[expect(clippy::print_stderr, reason = "grep's own error output")]
+fn eprintln_grep(message: &str) {
+    eprintln!("grep: {message}");
+}
