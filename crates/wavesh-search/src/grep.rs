@@ -320,12 +320,13 @@ pub fn run(o: &Options) -> i32 {
     };
     let stdout = io::stdout();
     let mut files = o.files.clone();
-    // `grep -r PATTERN` searches "." and names files without the "./" GNU grep omits too.
-    let implicit_root = files.is_empty() && o.recursive;
-    if implicit_root {
+    // A directory is searched recursively even without -r (SEARCH-8, a documented
+    // difference from GNU grep); `grep -r PATTERN` searches ".".
+    let walk = o.recursive || files.iter().any(|f| Path::new(f).is_dir());
+    if files.is_empty() && o.recursive {
         files.push(".".into());
     }
-    let show_names = o.with_filename.unwrap_or(files.len() > 1 || o.recursive);
+    let show_names = o.with_filename.unwrap_or(files.len() > 1 || walk);
     let mut run = Run {
         o,
         matcher,
@@ -351,14 +352,7 @@ pub fn run(o: &Options) -> i32 {
             let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
             run.search(&label, &input, false);
         } else if Path::new(file).is_dir() {
-            if o.recursive {
-                run.walk(file, implicit_root);
-            } else {
-                run.error = true;
-                if !o.no_messages {
-                    eprintln_grep(&format!("{file}: Is a directory"));
-                }
-            }
+            run.walk(file);
         } else {
             match std::fs::read(file) {
                 Ok(bytes) => run.search(file, &bytes, false),
@@ -392,7 +386,7 @@ impl Run<'_> {
         }
     }
 
-    fn walk(&mut self, root: &str, strip_dot: bool) {
+    fn walk(&mut self, root: &str) {
         let mut builder = ignore::WalkBuilder::new(root);
         builder
             .hidden(false)
@@ -430,12 +424,8 @@ impl Run<'_> {
                 continue;
             }
             let path = entry.path().to_string_lossy();
-            let shown = if strip_dot {
-                path.strip_prefix("./").unwrap_or(&path)
-            } else {
-                &path
-            }
-            .to_owned();
+            // Paths without "./" (SEARCH-1): shorter for the model, the same as `grep -r x`.
+            let shown = path.strip_prefix("./").unwrap_or(&path).to_owned();
             let name = entry.file_name().to_string_lossy();
             if !self.o.include.is_empty() && !self.o.include.iter().any(|g| glob(g, &name)) {
                 continue;
