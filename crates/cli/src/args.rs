@@ -144,6 +144,9 @@ pub struct WorkspaceArgs {
     /// A further directory the shell may stay in (repeatable).
     #[arg(long, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
+    /// Leave grep inside commands to the system instead of wavesh's gitignore-aware one.
+    #[arg(long)]
+    pub no_search_shadowing: bool,
 }
 
 fn parse_mode(text: &str) -> Result<wavesh_policy::PermissionMode, String> {

@@ -80,6 +80,11 @@ fn session_builder(workspace: &WorkspaceArgs) -> anyhow::Result<wavesh_tool::Ses
     for dir in &workspace.add_dir {
         builder.additional_dir(dir);
     }
+    // grep inside commands is this binary's (SEARCH-1); the session checks it answers.
+    let mut config = wavesh_tool::ToolConfig::from_env();
+    config.search_shadowing = !workspace.no_search_shadowing;
+    config.search_binary = std::env::current_exe().ok();
+    builder.config(config);
     Ok(builder)
 }
 

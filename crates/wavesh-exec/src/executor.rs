@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::io::{Seek, SeekFrom, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -174,6 +174,7 @@ pub struct Executor {
     signaller: Arc<dyn Signaller>,
     env: Vec<(OsString, Option<OsString>)>,
     output_cap: Option<u64>,
+    search: Option<PathBuf>,
 }
 
 /// The default output cap: 5 GiB (BG-8).
@@ -207,12 +208,24 @@ impl Executor {
             signaller,
             env,
             output_cap: Some(DEFAULT_OUTPUT_CAP),
+            search: None,
         }
     }
 
     /// Sets the output cap in bytes (BG-8); `None` lifts it.
     pub fn set_output_cap(&mut self, cap: Option<u64>) {
         self.output_cap = cap;
+    }
+
+    /// Makes `grep` inside commands the search of `binary` (`binary grep ARGS`), or the
+    /// system's again with `None` (SEARCH-4).
+    pub fn set_search_binary(&mut self, binary: Option<PathBuf>) {
+        self.search = binary;
+    }
+
+    /// The binary shadowing `grep` inside commands, if any.
+    pub fn search_binary(&self) -> Option<&Path> {
+        self.search.as_deref()
     }
 
     /// Sets (`Some`) or removes (`None`) a variable in every command's environment.
@@ -366,7 +379,11 @@ impl Executor {
         let command = self.command_file(&request.command).map_err(cleanup)?;
         let spec = SpawnSpec {
             shell: self.shell.clone(),
-            script: prelude(self.shell.kind(), cwd_file.as_deref()),
+            script: prelude(
+                self.shell.kind(),
+                cwd_file.as_deref(),
+                self.search.as_deref(),
+            ),
             command,
             output,
             cwd: request.cwd.clone(),

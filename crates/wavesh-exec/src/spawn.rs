@@ -163,14 +163,18 @@ pub fn shell_args(kind: ShellKind) -> &'static [&'static str] {
 ///
 /// The cwd file is written only if it still exists: when a command moves to the
 /// background its cwd file is removed, and the shell must not create it again later.
-pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>) -> String {
+pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>, search: Option<&Path>) -> String {
     let read = match kind {
         // bash reads a regular file in blocks here, so even a 20 MB command is quick.
         ShellKind::Bash => "IFS= read -r -d '' __wavesh_command",
         // zsh's `read` takes one byte per system call; `$(<&0)` reads in blocks.
         ShellKind::Zsh => "__wavesh_command=$(<&0)",
     };
-    let mut script = format!("{read}\nexec 0</dev/null\neval \"$__wavesh_command\"\n");
+    let mut script = format!("{read}\nexec 0</dev/null\n");
+    if let Some(binary) = search {
+        script.push_str(&search_functions(binary));
+    }
+    script.push_str("eval \"$__wavesh_command\"\n");
     if let Some(cwd_file) = cwd_file {
         // Git Bash takes forward slashes and reports the directory natively with -W
         // (SHELL-5); elsewhere the physical path (-P).
@@ -192,6 +196,34 @@ pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>) -> String {
     script
 }
 
+/// The shell function that makes `grep` wavesh's built-in search (SEARCH-4).
+///
+/// A function, not a PATH entry: `xargs grep`, `env grep`, `find -exec grep` and a new
+/// `bash -c` still run the system grep. If the binary is gone the system grep runs
+/// (SEARCH-7); a binary the kernel cannot execute (126, 127) hands over too, before it
+/// could read any input. The call sits on the left of `||` so `set -e` treats it as the
+/// plain command it replaces, and the function returns grep's own status (SEARCH-6).
+fn search_functions(binary: &Path) -> String {
+    let binary = if cfg!(windows) {
+        crate::winpath::to_git_bash(&binary.to_string_lossy())
+    } else {
+        binary.to_string_lossy().into_owned()
+    };
+    let quoted = single_quote(&binary);
+    format!(
+        "grep() {{\n\
+         \x20 if builtin test -x {quoted}; then\n\
+         \x20   {quoted} grep \"$@\" || {{\n\
+         \x20     builtin local __wavesh_status=$?\n\
+         \x20     if builtin test \"$__wavesh_status\" -eq 126 || builtin test \"$__wavesh_status\" -eq 127; then command grep \"$@\"; else return \"$__wavesh_status\"; fi\n\
+         \x20   }}\n\
+         \x20 else\n\
+         \x20   command grep \"$@\"\n\
+         \x20 fi\n\
+         }}\n"
+    )
+}
+
 /// Quotes `text` for bash and zsh: one single-quoted word.
 pub fn single_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
@@ -208,11 +240,46 @@ mod tests {
 
     #[test]
     fn exec_2_prelude_never_holds_the_command() {
-        let script = prelude(ShellKind::Bash, Some(Path::new("/tmp/x/cwd-1")));
+        let script = prelude(ShellKind::Bash, Some(Path::new("/tmp/x/cwd-1")), None);
+        assert!(!script.contains("grep()"));
         assert!(script.contains("eval \"$__wavesh_command\""));
         assert!(script.contains("'/tmp/x/cwd-1'"));
         assert_eq!(shell_args(ShellKind::Bash), ["-c"]);
         assert!(!shell_args(ShellKind::Zsh).contains(&"-l"));
+    }
+
+    /// A search binary that disappeared leaves grep to the system, silently (SEARCH-7).
+    #[cfg(unix)]
+    #[test]
+    fn search_7_missing_search_binary_runs_the_system_grep() {
+        for kind in [ShellKind::Bash, ShellKind::Zsh] {
+            let shell = match kind {
+                ShellKind::Bash => "bash",
+                ShellKind::Zsh => "zsh",
+            };
+            let script = format!(
+                "{}printf 'a\\nb\\n' | grep b; echo \"rc=$?\"; grep -q zzz /dev/null; echo \"rc=$?\"",
+                search_functions(Path::new("/nonexistent/wavesh"))
+            );
+            let Ok(output) = std::process::Command::new(shell)
+                .args(shell_args(kind))
+                .arg(&script)
+                .output()
+            else {
+                // zsh is optional on a developer machine; CI installs it.
+                continue;
+            };
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout),
+                "b\nrc=0\nrc=1\n",
+                "{shell}"
+            );
+            assert!(
+                output.stderr.is_empty(),
+                "{shell}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
 
     #[test]

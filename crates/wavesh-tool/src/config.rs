@@ -46,8 +46,13 @@ pub struct ToolConfig {
     /// (`Read`, `Edit`, `Write`, `Glob`, `Grep`). Only tools listed here are ever named
     /// (SCHEMA-7).
     pub host_tools: Vec<String>,
-    /// Whether grep/find/rg inside commands are wavesh's gitignore-aware built-ins.
+    /// Whether `grep` inside commands is wavesh's gitignore-aware built-in (SEARCH-1).
+    /// Takes effect only with a working `search_binary`; the session turns it off (and
+    /// the description says nothing of it) when the binary does not answer.
     pub search_shadowing: bool,
+    /// The program that provides the built-in search as `PROGRAM grep ARGS` (the
+    /// `wavesh` binary).
+    pub search_binary: Option<std::path::PathBuf>,
     /// TaskOutput's text limit, in characters.
     pub task_max_output_chars: usize,
     /// The agent-loop mode.
@@ -64,6 +69,7 @@ impl Default for ToolConfig {
             max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
             host_tools: Vec::new(),
             search_shadowing: false,
+            search_binary: None,
             task_max_output_chars: DEFAULT_TASK_OUTPUT_CHARS,
             mode: HostMode::Normal,
             output_cap_bytes: Some(wavesh_exec::DEFAULT_OUTPUT_CAP),

@@ -70,6 +70,8 @@ pub fn bash_description(config: &ToolConfig) -> String {
     let replacements: Vec<&str> = REPLACEMENTS
         .iter()
         .filter(|(tool, _)| config.host_tools.iter().any(|have| have == tool))
+        // With shadowing on, searching inside Bash is recommended instead (SCHEMA-5).
+        .filter(|(tool, _)| !(config.search_shadowing && matches!(*tool, "Grep" | "Glob")))
         .map(|(_, advice)| *advice)
         .collect();
     if !replacements.is_empty() {
@@ -80,7 +82,7 @@ pub fn bash_description(config: &ToolConfig) -> String {
     }
     if config.search_shadowing {
         text.push_str(
-            "grep and find inside commands are gitignore-aware and fast: use them freely for searching (grep -rn PATTERN DIR, find DIR -name GLOB).\n\n",
+            "Search with grep and find inside commands: grep skips files listed in .gitignore, VCS directories and binary files, and prints paths without ./ (grep -rn PATTERN DIR, find DIR -name GLOB).\n\n",
         );
     }
     text.push_str(
@@ -267,6 +269,28 @@ mod tests {
         let text = bash_description(&config);
         assert!(text.contains("read files with Read, not cat, head or tail"));
         assert!(!text.contains("with Edit"));
+    }
+
+    #[test]
+    fn schema_5_search_shadowing_recommends_grep_inside_bash() {
+        let mut config = ToolConfig {
+            host_tools: vec!["Read".into(), "Grep".into(), "Glob".into()],
+            ..ToolConfig::default()
+        };
+        let off = bash_description(&config);
+        assert!(off.contains("search file contents with Grep"), "{off}");
+        assert!(!off.contains("Search with grep"), "{off}");
+        config.search_shadowing = true;
+        let on = bash_description(&config);
+        assert!(
+            on.contains("Search with grep and find inside commands"),
+            "{on}"
+        );
+        assert!(
+            !on.contains("with Grep") && !on.contains("with Glob"),
+            "{on}"
+        );
+        assert!(on.contains("read files with Read"), "{on}");
     }
 
     #[test]

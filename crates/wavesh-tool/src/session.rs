@@ -420,10 +420,20 @@ impl SessionBuilder {
             .spawner
             .clone()
             .unwrap_or_else(|| Arc::new(DirectSpawner));
-        let config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
+        let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
+        if config.search_shadowing {
+            match config.search_binary.as_deref().map(search_binary_works) {
+                Some(Ok(())) => executor.set_search_binary(config.search_binary.clone()),
+                Some(Err(why)) => {
+                    tracing::warn!(%why, "the built-in grep does not answer; commands use the system grep");
+                    config.search_shadowing = false;
+                }
+                None => config.search_shadowing = false,
+            }
+        }
         let shared = Arc::new(Shared {
             cwd: Mutex::new(root.clone()),
             root: Dir::new(root),
@@ -518,6 +528,50 @@ pub(crate) fn resolve(cwd: &Path, file: &str) -> PathBuf {
         }
     }
     out
+}
+
+/// Checks once per session that `binary grep` runs and searches, so a missing or broken
+/// binary leaves commands on the system grep without a word to the model (SEARCH-7).
+fn search_binary_works(binary: &Path) -> Result<(), String> {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(binary)
+        .args(["grep", "-o", "b"])
+        .env("WAVESH_GREP_STRICT", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|error| format!("cannot run {}: {error}", binary.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(b"ab\n");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{} grep did not finish in 5 s", binary.display()));
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    if out == "b\n" {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} grep printed {out:?} for a known search",
+            binary.display()
+        ))
+    }
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -944,6 +998,14 @@ pub(crate) fn rfc3339(time: SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A missing or non-searching binary turns shadowing off (SEARCH-7).
+    #[cfg(unix)]
+    #[test]
+    fn search_7_search_binary_must_answer() {
+        assert!(search_binary_works(Path::new("/nonexistent/wavesh")).is_err());
+        assert!(search_binary_works(Path::new("/bin/true")).is_err());
+    }
+
     use super::*;
     use std::time::Duration;
 

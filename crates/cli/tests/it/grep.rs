@@ -196,3 +196,131 @@ fn search_5_unsupported_arguments_fall_back_to_system_grep() {
     let (out, code) = run(&ws.root, WAVESH, &["grep"], &["-P", "\\d{2}", "f"]);
     assert_eq!((out.as_str(), code), ("", Some(2)));
 }
+
+/// A tree with ignored directories, a nested .gitignore, a .git directory and a binary.
+fn ignored_tree(ws: &Workspace) {
+    for (name, text) in [
+        (".gitignore", "dist/\nnode_modules/\n"),
+        ("src/.gitignore", "generated.rs\n"),
+        ("dist/bundle.js", "needle\n"),
+        ("node_modules/pkg/index.js", "needle\n"),
+        ("src/generated.rs", "needle\n"),
+        (".git/config", "needle\n"),
+        ("src/main.rs", "needle\n"),
+        ("README", "needle\n"),
+    ] {
+        let path = ws.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::write(ws.root.join("src/blob.bin"), b"needle\0\x01\x02").unwrap();
+}
+
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// Through the Bash tool, `grep -rl` skips ignored files, VCS directories and binaries
+/// and prints paths without "./"; a new `bash -c` runs the system grep and finds them
+/// all (SEARCH-1, SEARCH-4).
+#[test]
+fn search_1_grep_inside_commands_is_gitignore_aware() {
+    let ws = Workspace::new();
+    ignored_tree(&ws);
+    let run = ws.run(&[], "grep -rl needle .");
+    assert_eq!(
+        sorted_lines(&run.stdout()),
+        ["README", "src/main.rs"],
+        "{run}"
+    );
+    let run = ws.run(&[], "bash -c 'grep -rl needle .'");
+    assert_eq!(
+        sorted_lines(&run.stdout()),
+        [
+            "./.git/config",
+            "./README",
+            "./dist/bundle.js",
+            "./node_modules/pkg/index.js",
+            "./src/blob.bin",
+            "./src/generated.rs",
+            "./src/main.rs"
+        ],
+        "{run}"
+    );
+    // With shadowing off, the system grep runs.
+    let run = ws.run(&["--no-search-shadowing"], "grep -rl needle . | wc -l");
+    assert_eq!(run.stdout().trim(), "7", "{run}");
+}
+
+/// Where no shell function is visible the system grep runs (SEARCH-4).
+#[test]
+fn search_4_xargs_env_find_exec_and_timeout_use_the_system_grep() {
+    let ws = Workspace::new();
+    ignored_tree(&ws);
+    for command in [
+        "echo . | xargs grep -rl needle",
+        "env grep -rl needle .",
+        "find . -maxdepth 0 -exec grep -rl needle {} +",
+        "timeout 10 grep -rl needle .",
+        "command grep -rl needle .",
+    ] {
+        let run = ws.run(&[], command);
+        assert!(
+            run.stdout().contains("./dist/bundle.js"),
+            "{command}: {run}"
+        );
+    }
+}
+
+/// Shadowing changes neither `$?` nor here-docs, pipes, redirects or `set -e`, and a
+/// match only in ignored files exits 1 (SEARCH-6).
+#[test]
+fn search_6_shell_behaviour_is_unchanged() {
+    let ws = Workspace::new();
+    ignored_tree(&ws);
+    let cases: &[(&str, &str)] = &[
+        ("grep -q nope README; echo $?", "1"),
+        ("grep -q needle README; echo $?", "0"),
+        ("grep -q needle missing-file 2>/dev/null; echo $?", "2"),
+        ("grep -c x <<'EOF'\nx\ny\nx\nEOF", "2"),
+        ("printf 'a\\nb\\n' | grep b | tr b B", "B"),
+        ("grep needle README > out.txt && cat out.txt", "needle"),
+        ("set -e; grep -q needle README; echo after", "after"),
+        ("set -e; grep -q nope README; echo never", "Exit code 1"),
+        (
+            "if grep -q nope README; then echo yes; else echo no; fi",
+            "no",
+        ),
+        ("grep -rq needle dist/.. ; echo $?", "0"),
+        (
+            "mkdir -p only && (cd only && printf 'dist/\\n' > .gitignore && mkdir dist && echo needle > dist/x && grep -r needle .; echo $?)",
+            "1",
+        ),
+    ];
+    for (command, expected) in cases {
+        let run = ws.run(&[], command);
+        assert_eq!(run.stdout().trim_end(), *expected, "{command}: {run}");
+    }
+}
+
+/// `-z` and `--null` go to the system grep and give its output (SEARCH-5).
+#[test]
+fn search_5_null_flags_reach_the_system_grep() {
+    let ws = Workspace::new();
+    ignored_tree(&ws);
+    let run = ws.run(
+        &[],
+        "grep --null -l needle README src/main.rs | od -c | head -1",
+    );
+    assert!(
+        run.stdout().contains(r"R   E   A   D   M   E  \0   s"),
+        "{run}"
+    );
+    let run = ws.run(
+        &[],
+        "printf 'a\\0needle\\0' | grep -z needle | od -c | head -1",
+    );
+    assert!(run.stdout().contains(r"n   e   e   d   l   e  \0"), "{run}");
+}
