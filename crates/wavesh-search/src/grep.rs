@@ -2,7 +2,7 @@
 //! (SEARCH-1, SEARCH-5, SEARCH-6, SEARCH-8, SEARCH-9).
 
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::pattern::{Dialect, bre_to_ere, has_backreference};
 
@@ -232,8 +232,8 @@ fn read_pattern_file(path: &str, patterns: &mut Vec<String>) -> Result<(), Unsup
 
 /// A compiled matcher for all patterns.
 enum Matcher {
-    Fast(regex::bytes::Regex),
-    Backtracking(fancy_regex::Regex),
+    Fast(regex::bytes::Regex, Option<regex::bytes::Regex>),
+    Backtracking(fancy_regex::Regex, Option<regex::bytes::Regex>),
 }
 
 impl Matcher {
@@ -261,23 +261,41 @@ impl Matcher {
             // Whole words: no word character just before or after (lookarounds).
             (format!(r"(?<!\w)(?:{alternation})(?!\w)"), true)
         } else {
-            (alternation, backreference)
+            (alternation.clone(), backreference)
+        };
+        // Whole-buffer screening with the plain alternation where the regex crate can
+        // take it (no back-references): most files have no match at all.
+        let prefilter = if backreference {
+            None
+        } else {
+            regex::bytes::Regex::new(&format!("(?m){flags}{alternation}")).ok()
         };
         if backtracking {
             return fancy_regex::Regex::new(&format!("{flags}{body}"))
-                .map(Matcher::Backtracking)
+                .map(|re| Matcher::Backtracking(re, prefilter))
                 .map_err(|e| e.to_string());
         }
         regex::bytes::Regex::new(&format!("{flags}{body}"))
-            .map(Matcher::Fast)
+            .map(|re| Matcher::Fast(re, prefilter))
             .map_err(|e| e.to_string())
+    }
+
+    /// False only when no line of `buffer` can match: a line's match is a match of the
+    /// same text in the whole buffer (multi-line anchors), so there are no false "no"s.
+    fn may_match(&self, buffer: &[u8]) -> bool {
+        match self {
+            Matcher::Fast(_, Some(prefilter)) | Matcher::Backtracking(_, Some(prefilter)) => {
+                prefilter.is_match(buffer)
+            }
+            Matcher::Fast(_, None) | Matcher::Backtracking(_, None) => true,
+        }
     }
 
     /// Match ranges in a line (without its newline).
     fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
         match self {
-            Matcher::Fast(re) => re.find_iter(line).map(|m| (m.start(), m.end())).collect(),
-            Matcher::Backtracking(re) => {
+            Matcher::Fast(re, _) => re.find_iter(line).map(|m| (m.start(), m.end())).collect(),
+            Matcher::Backtracking(re, _) => {
                 let text = String::from_utf8_lossy(line);
                 re.find_iter(&text)
                     .filter_map(Result::ok)
@@ -289,19 +307,19 @@ impl Matcher {
 
     fn is_match(&self, line: &[u8]) -> bool {
         match self {
-            Matcher::Fast(re) => re.is_match(line),
-            Matcher::Backtracking(re) => {
+            Matcher::Fast(re, _) => re.is_match(line),
+            Matcher::Backtracking(re, _) => {
                 re.is_match(&String::from_utf8_lossy(line)).unwrap_or(false)
             }
         }
     }
 }
 
-/// The state of one run.
-struct Run<'a> {
+/// The state of one run, writing to `W` (stdout, or one file's buffer in a worker).
+struct Run<'a, W: Write> {
     o: &'a Options,
-    matcher: Matcher,
-    out: io::BufWriter<io::StdoutLock<'a>>,
+    matcher: &'a Matcher,
+    out: W,
     matched_any: bool,
     error: bool,
     show_names: bool,
@@ -329,7 +347,7 @@ pub fn run(o: &Options) -> i32 {
     let show_names = o.with_filename.unwrap_or(files.len() > 1 || walk);
     let mut run = Run {
         o,
-        matcher,
+        matcher: &matcher,
         out: io::BufWriter::new(stdout.lock()),
         matched_any: false,
         error: false,
@@ -370,19 +388,79 @@ pub fn run(o: &Options) -> i32 {
     }
 }
 
+/// Reads and searches one walked file into a buffer (in a worker thread).
+fn search_file(
+    o: &Options,
+    matcher: &Matcher,
+    show_names: bool,
+    path: &Path,
+    shown: &str,
+) -> FileResult {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) => return FileResult::error(error_message(shown, &error)),
+    };
+    let mut run = Run {
+        o,
+        matcher,
+        out: Vec::new(),
+        matched_any: false,
+        error: false,
+        show_names,
+        printed_group: false,
+    };
+    run.search(shown, &bytes, true);
+    let context = o.after > 0 || o.before > 0;
+    FileResult {
+        grouped: context && run.printed_group,
+        matched: run.matched_any,
+        out: run.out,
+        error: None,
+    }
+}
+
 /// Directory names never descended into (SEARCH-9).
 const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "CVS", "_darcs", ".jj", ".sl"];
 
-impl Run<'_> {
+/// A walked file to search (path, name shown), or a walk error's message.
+type Work = Result<(PathBuf, String), String>;
+
+/// One walked file's results, made by a worker and printed in walk order.
+struct FileResult {
+    out: Vec<u8>,
+    matched: bool,
+    /// The output starts a context group (needs a `--` after an earlier one).
+    grouped: bool,
+    /// An error message for stderr, after `grep: `.
+    error: Option<String>,
+}
+
+impl FileResult {
+    fn error(message: String) -> FileResult {
+        FileResult {
+            out: Vec::new(),
+            matched: false,
+            grouped: false,
+            error: Some(message),
+        }
+    }
+}
+
+/// GNU grep's wording of a file error.
+fn error_message(file: &str, error: &io::Error) -> String {
+    let message = match error.kind() {
+        io::ErrorKind::NotFound => "No such file or directory".to_owned(),
+        io::ErrorKind::PermissionDenied => "Permission denied".to_owned(),
+        _ => error.to_string(),
+    };
+    format!("{file}: {message}")
+}
+
+impl<W: Write> Run<'_, W> {
     fn report(&mut self, file: &str, error: &io::Error) {
         self.error = true;
         if !self.o.no_messages {
-            let message = match error.kind() {
-                io::ErrorKind::NotFound => "No such file or directory".to_owned(),
-                io::ErrorKind::PermissionDenied => "Permission denied".to_owned(),
-                _ => error.to_string(),
-            };
-            eprintln_grep(&format!("{file}: {message}"));
+            eprintln_grep(&error_message(file, error));
         }
     }
 
@@ -406,49 +484,128 @@ impl Run<'_> {
                 && (VCS_DIRS.contains(&name.as_ref())
                     || exclude_dir.iter().any(|g| glob(g, &name))))
         });
-        for entry in builder.build() {
-            if self.o.quiet && self.matched_any {
-                return;
-            }
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(error) => {
-                    self.error = true;
-                    if !self.o.no_messages {
-                        eprintln_grep(&error.to_string());
+        let o = self.o;
+        let matcher = self.matcher;
+        let show_names = self.show_names;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, Work)>(256);
+        let work_rx = std::sync::Mutex::new(work_rx);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, FileResult)>();
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        std::thread::scope(|scope| {
+            // Workers read and search; the walk stays in order on this thread's helper
+            // and results are printed in walk order, so output is deterministic.
+            for _ in 0..workers {
+                let done_tx = done_tx.clone();
+                let (work_rx, stop) = (&work_rx, &stop);
+                scope.spawn(move || {
+                    loop {
+                        let next = work_rx.lock().map(|rx| rx.recv());
+                        let Ok(Ok((index, work))) = next else { return };
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            continue;
+                        }
+                        let result = match work {
+                            Ok((path, shown)) => search_file(o, matcher, show_names, &path, &shown),
+                            Err(message) => FileResult::error(message),
+                        };
+                        if done_tx.send((index, result)).is_err() {
+                            return;
+                        }
                     }
-                    continue;
+                });
+            }
+            drop(done_tx);
+            let exclude = (&o.include, &o.exclude);
+            let stop = &stop;
+            scope.spawn(move || {
+                let mut index = 0;
+                for entry in builder.build() {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let entry = match entry {
+                        Ok(entry) => entry,
+                        Err(error) => {
+                            // Reported in walk order, like a file's output.
+                            if work_tx.send((index, Err(error.to_string()))).is_err() {
+                                break;
+                            }
+                            index += 1;
+                            continue;
+                        }
+                    };
+                    if !entry.file_type().is_some_and(|t| t.is_file()) {
+                        continue;
+                    }
+                    let name = entry.file_name().to_string_lossy();
+                    let (include, exclude) = exclude;
+                    if !include.is_empty() && !include.iter().any(|g| glob(g, &name)) {
+                        continue;
+                    }
+                    if exclude.iter().any(|g| glob(g, &name)) {
+                        continue;
+                    }
+                    let path = entry.path().to_string_lossy();
+                    // Paths without "./" (SEARCH-1): shorter for the model, the same as
+                    // `grep -r x`.
+                    let shown = path.strip_prefix("./").unwrap_or(&path).to_owned();
+                    if work_tx
+                        .send((index, Ok((entry.into_path(), shown))))
+                        .is_err()
+                    {
+                        break;
+                    }
+                    index += 1;
                 }
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
+            });
+            let mut pending = std::collections::BTreeMap::new();
+            let mut next = 0;
+            for (index, result) in done_rx {
+                pending.insert(index, result);
+                while let Some(result) = pending.remove(&next) {
+                    next += 1;
+                    if self.o.quiet && self.matched_any {
+                        continue;
+                    }
+                    self.take(result);
+                    if self.o.quiet && self.matched_any {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
             }
-            let path = entry.path().to_string_lossy();
-            // Paths without "./" (SEARCH-1): shorter for the model, the same as `grep -r x`.
-            let shown = path.strip_prefix("./").unwrap_or(&path).to_owned();
-            let name = entry.file_name().to_string_lossy();
-            if !self.o.include.is_empty() && !self.o.include.iter().any(|g| glob(g, &name)) {
-                continue;
+        });
+    }
+
+    /// Prints a worker's result for one file.
+    fn take(&mut self, result: FileResult) {
+        if let Some(message) = result.error {
+            self.error = true;
+            if !self.o.no_messages {
+                eprintln_grep(&message);
             }
-            if self.o.exclude.iter().any(|g| glob(g, &name)) {
-                continue;
-            }
-            match std::fs::read(entry.path()) {
-                Ok(bytes) => self.search(&shown, &bytes, true),
-                Err(error) => self.report(&shown, &error),
-            }
+            return;
         }
+        if result.grouped && self.printed_group {
+            let _ = writeln!(self.out, "--");
+        }
+        let _ = self.out.write_all(&result.out);
+        self.matched_any |= result.matched;
+        self.printed_group |= result.grouped;
     }
 
     fn search(&mut self, name: &str, bytes: &[u8], walked: bool) {
         let o = self.o;
-        let binary = !o.text && bytes.iter().take(32 * 1024).any(|b| *b == 0);
+        let binary = !o.text && bytes[..bytes.len().min(32 * 1024)].contains(&0);
         if binary && (walked || o.skip_binary) {
             return;
         }
         let mut lines: Vec<(usize, &[u8])> = Vec::new();
         let mut offset = 0;
-        for line in bytes.split_inclusive(|b| *b == b'\n') {
+        // With no possible match there are no selected lines to find (or print as
+        // context); -v selects every line then, so it always splits.
+        let split = o.invert || self.matcher.may_match(bytes);
+        for line in bytes.split_inclusive(|b| *b == b'\n').filter(|_| split) {
             let content = line.strip_suffix(b"\n").unwrap_or(line);
             lines.push((offset, content));
             offset += line.len();

@@ -121,6 +121,12 @@ fn search_6_grep_matches_gnu_grep() {
         &["-r", "-w", "foo", "."],
         &["-rh", "foo", "sub", "a.txt"],
         &["-rs", "foo", "sub", "missing"],
+        &["-r", "-C1", "foo", "."],
+        &["-rn", "-B1", "bar"],
+        &["-rq", "foo", "."],
+        &["-rL", "foo", "."],
+        &["-rc", "foo", "."],
+        &["-rv", "o", "."],
     ] {
         // wavesh prints paths without "./" (SEARCH-1): compared after removing it.
         let sorted = |(text, code): (String, Option<i32>)| {
