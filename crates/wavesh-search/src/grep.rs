@@ -488,9 +488,11 @@ impl<W: Write> Run<'_, W> {
         let matcher = self.matcher;
         let show_names = self.show_names;
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, Work)>(256);
+        // Files travel in batches: one hand-over per file costs more than a small search.
+        const BATCH: usize = 32;
+        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<Vec<(usize, Work)>>(16);
         let work_rx = std::sync::Mutex::new(work_rx);
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, FileResult)>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<Vec<(usize, FileResult)>>();
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         std::thread::scope(|scope| {
             // Workers read and search; the walk stays in order on this thread's helper
@@ -501,15 +503,23 @@ impl<W: Write> Run<'_, W> {
                 scope.spawn(move || {
                     loop {
                         let next = work_rx.lock().map(|rx| rx.recv());
-                        let Ok(Ok((index, work))) = next else { return };
+                        let Ok(Ok(batch)) = next else { return };
                         if stop.load(std::sync::atomic::Ordering::Relaxed) {
                             continue;
                         }
-                        let result = match work {
-                            Ok((path, shown)) => search_file(o, matcher, show_names, &path, &shown),
-                            Err(message) => FileResult::error(message),
-                        };
-                        if done_tx.send((index, result)).is_err() {
+                        let results = batch
+                            .into_iter()
+                            .map(|(index, work)| {
+                                let result = match work {
+                                    Ok((path, shown)) => {
+                                        search_file(o, matcher, show_names, &path, &shown)
+                                    }
+                                    Err(message) => FileResult::error(message),
+                                };
+                                (index, result)
+                            })
+                            .collect();
+                        if done_tx.send(results).is_err() {
                             return;
                         }
                     }
@@ -520,6 +530,14 @@ impl<W: Write> Run<'_, W> {
             let stop = &stop;
             scope.spawn(move || {
                 let mut index = 0;
+                let mut batch = Vec::with_capacity(BATCH);
+                let mut push = |item: (usize, Work)| {
+                    batch.push(item);
+                    batch.len() < BATCH
+                        || work_tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_ok()
+                };
                 for entry in builder.build() {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
@@ -528,7 +546,7 @@ impl<W: Write> Run<'_, W> {
                         Ok(entry) => entry,
                         Err(error) => {
                             // Reported in walk order, like a file's output.
-                            if work_tx.send((index, Err(error.to_string()))).is_err() {
+                            if !push((index, Err(error.to_string()))) {
                                 break;
                             }
                             index += 1;
@@ -550,18 +568,18 @@ impl<W: Write> Run<'_, W> {
                     // Paths without "./" (SEARCH-1): shorter for the model, the same as
                     // `grep -r x`.
                     let shown = path.strip_prefix("./").unwrap_or(&path).to_owned();
-                    if work_tx
-                        .send((index, Ok((entry.into_path(), shown))))
-                        .is_err()
-                    {
+                    if !push((index, Ok((entry.into_path(), shown)))) {
                         break;
                     }
                     index += 1;
                 }
+                if !batch.is_empty() {
+                    let _ = work_tx.send(batch);
+                }
             });
             let mut pending = std::collections::BTreeMap::new();
             let mut next = 0;
-            for (index, result) in done_rx {
+            for (index, result) in done_rx.into_iter().flatten() {
                 pending.insert(index, result);
                 while let Some(result) = pending.remove(&next) {
                     next += 1;
