@@ -21,16 +21,21 @@ use wavesh_tool::{
 use crate::args::{ApproverArg, Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
 
 fn main() -> ExitCode {
-    // `wavesh grep ARGS` (and a link named grep): GNU grep's arguments, passed untouched.
-    let args: Vec<String> = std::env::args().collect();
-    let invoked_as = args
-        .first()
-        .map(|a| a.rsplit('/').next().unwrap_or(a).to_owned());
-    if invoked_as.as_deref() == Some("grep") {
-        return exit_code_of(wavesh_search::grep_main(&args[1..]));
-    }
-    if args.get(1).map(String::as_str) == Some("grep") {
-        return exit_code_of(wavesh_search::grep_main(&args[2..]));
+    // `wavesh grep|rg ARGS` (and links named grep, rg): the tool's own arguments, passed
+    // untouched, not parsed by clap.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invoked_as = args.first().and_then(|a| {
+        std::path::Path::new(a)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+    });
+    let search = match (invoked_as.as_deref(), args.get(1).and_then(|a| a.to_str())) {
+        (Some(tool @ ("grep" | "rg")), _) => Some((tool.to_owned(), &args[1..])),
+        (_, Some(tool @ ("grep" | "rg"))) => Some((tool.to_owned(), &args[2..])),
+        _ => None,
+    };
+    if let Some((tool, rest)) = search {
+        return exit_code_of(wavesh_search::search_main(&tool, rest));
     }
     let cli = Cli::parse();
     init_logging();

@@ -196,7 +196,8 @@ pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>, search: Option<&Path>) 
     script
 }
 
-/// The shell function that makes `grep` wavesh's built-in search (SEARCH-4).
+/// The shell functions that make `grep` wavesh's built-in search (SEARCH-4), and `rg`
+/// too where the system has no ripgrep (SEARCH-3: a user's own `rg` is never shadowed).
 ///
 /// A function, not a PATH entry: `xargs grep`, `env grep`, `find -exec grep` and a new
 /// `bash -c` still run the system grep. If the binary is gone the system grep runs
@@ -220,7 +221,10 @@ fn search_functions(binary: &Path) -> String {
          \x20 else\n\
          \x20   command grep \"$@\"\n\
          \x20 fi\n\
-         }}\n"
+         }}\n\
+         if ! builtin command -v rg >/dev/null 2>&1; then\n\
+         \x20 rg() {{ if builtin test -x {quoted}; then {quoted} rg \"$@\"; else command rg \"$@\"; fi; }}\n\
+         fi\n"
     )
 }
 

@@ -13,33 +13,47 @@ pub struct Unsupported(pub String);
 /// Parsed options.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    patterns: Vec<String>,
-    dialect: Dialect,
-    ignore_case: bool,
-    invert: bool,
-    word: bool,
-    line: bool,
-    count: bool,
-    files_with_matches: bool,
-    files_without_match: bool,
-    only_matching: bool,
-    quiet: bool,
-    no_messages: bool,
-    byte_offset: bool,
-    with_filename: Option<bool>,
-    line_number: bool,
-    max_count: Option<u64>,
-    after: usize,
-    before: usize,
-    recursive: bool,
-    text: bool,
-    skip_binary: bool,
-    label: Option<String>,
-    include: Vec<String>,
-    exclude: Vec<String>,
-    exclude_dir: Vec<String>,
-    initial_tab: bool,
-    files: Vec<String>,
+    pub(crate) patterns: Vec<String>,
+    pub(crate) dialect: Dialect,
+    pub(crate) ignore_case: bool,
+    pub(crate) invert: bool,
+    pub(crate) word: bool,
+    pub(crate) line: bool,
+    pub(crate) count: bool,
+    pub(crate) files_with_matches: bool,
+    pub(crate) files_without_match: bool,
+    pub(crate) only_matching: bool,
+    pub(crate) quiet: bool,
+    pub(crate) no_messages: bool,
+    pub(crate) byte_offset: bool,
+    pub(crate) with_filename: Option<bool>,
+    pub(crate) line_number: bool,
+    pub(crate) max_count: Option<u64>,
+    pub(crate) after: usize,
+    pub(crate) before: usize,
+    pub(crate) recursive: bool,
+    pub(crate) text: bool,
+    pub(crate) skip_binary: bool,
+    pub(crate) label: Option<String>,
+    pub(crate) include: Vec<String>,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) exclude_dir: Vec<String>,
+    pub(crate) initial_tab: bool,
+    pub(crate) files: Vec<String>,
+    /// rg: skip hidden files and directories.
+    pub(crate) skip_hidden: bool,
+    /// rg: read no ignore file.
+    pub(crate) no_ignore: bool,
+    /// rg: `-g` globs.
+    pub(crate) overrides: Option<ignore::overrides::Override>,
+    /// rg: `-t`/`-T` file types.
+    pub(crate) types: Option<ignore::types::Types>,
+    /// rg `--files`: list the files a search would read.
+    pub(crate) list_files: bool,
+    /// rg `-c`: files with no match are not listed.
+    pub(crate) count_nonzero_only: bool,
+    /// rg: VCS directories are not skipped by name (hidden ones are, unless --hidden).
+    pub(crate) keep_vcs_dirs: bool,
 }
 
 fn number(value: &str, flag: &str) -> Result<u64, Unsupported> {
@@ -396,6 +410,14 @@ fn search_file(
     path: &Path,
     shown: &str,
 ) -> FileResult {
+    if o.list_files {
+        return FileResult {
+            out: format!("{shown}\n").into_bytes(),
+            matched: true,
+            grouped: false,
+            error: None,
+        };
+    }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) => return FileResult::error(error_message(shown, &error)),
@@ -418,6 +440,9 @@ fn search_file(
         error: None,
     }
 }
+
+/// The name error messages start with: `grep` unless rg mode set it.
+pub(crate) static PROGRAM: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
 /// Directory names never descended into (SEARCH-9).
 const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".bzr", "CVS", "_darcs", ".jj", ".sl"];
@@ -467,21 +492,29 @@ impl<W: Write> Run<'_, W> {
     fn walk(&mut self, root: &str) {
         let mut builder = ignore::WalkBuilder::new(root);
         builder
-            .hidden(false)
-            .git_ignore(true)
+            .hidden(self.o.skip_hidden)
+            .git_ignore(!self.o.no_ignore)
             .git_global(false)
             .git_exclude(false)
-            .ignore(false)
-            .parents(true)
+            // rg also reads .ignore and .rgignore; grep only .gitignore.
+            .ignore(self.o.skip_hidden && !self.o.no_ignore)
+            .parents(!self.o.no_ignore)
             .require_git(false)
             .sort_by_file_name(Ord::cmp);
+        if let Some(overrides) = &self.o.overrides {
+            builder.overrides(overrides.clone());
+        }
+        if let Some(types) = &self.o.types {
+            builder.types(types.clone());
+        }
         let exclude_dir = self.o.exclude_dir.clone();
+        let skip_vcs = !self.o.keep_vcs_dirs;
         builder.filter_entry(move |entry| {
             let name = entry.file_name().to_string_lossy();
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             !(is_dir
                 && entry.depth() > 0
-                && (VCS_DIRS.contains(&name.as_ref())
+                && ((skip_vcs && VCS_DIRS.contains(&name.as_ref()))
                     || exclude_dir.iter().any(|g| glob(g, &name))))
         });
         let o = self.o;
@@ -688,7 +721,7 @@ impl<W: Write> Run<'_, W> {
                 after_left -= 1;
             }
         }
-        if o.count {
+        if o.count && !(o.count_nonzero_only && count == 0) {
             if self.show_names {
                 let _ = writeln!(self.out, "{name}:{count}");
             } else {
@@ -767,5 +800,6 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// GNU's error prefix on every platform (SEARCH-9).
 #[expect(clippy::print_stderr, reason = "grep's own error output")]
 fn eprintln_grep(message: &str) {
-    eprintln!("grep: {message}");
+    let program = PROGRAM.get().copied().unwrap_or("grep");
+    eprintln!("{program}: {message}");
 }

@@ -330,3 +330,58 @@ fn search_5_null_flags_reach_the_system_grep() {
     );
     assert!(run.stdout().contains(r"n   e   e   d   l   e  \0"), "{run}");
 }
+
+/// `rg` is the built-in search only where the system has none; a user's own `rg` is
+/// never shadowed (SEARCH-3).
+#[test]
+fn search_3_rg_only_where_the_system_has_none() {
+    let ws = Workspace::new();
+    ignored_tree(&ws);
+    let bin = ws.private.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let run_with_path = |path: &std::ffi::OsStr, command: &str| {
+        let mut cmd = ws.wavesh();
+        cmd.env("PATH", path).arg("run").arg("--").arg(command);
+        crate::util::Run::of(cmd)
+    };
+    // No rg on PATH (only an empty directory): the built-in answers, ripgrep's way:
+    // hidden files and ignored directories skipped, counts only for matching files.
+    let run = run_with_path(
+        bin.as_os_str(),
+        "rg -l needle | { while read -r f; do echo \"$f\"; done; }",
+    );
+    let mut lines: Vec<String> = run.stdout().lines().map(str::to_owned).collect();
+    lines.sort();
+    assert_eq!(lines, ["README", "src/main.rs"], "{run}");
+    let run = run_with_path(bin.as_os_str(), "rg -c --hidden needle .git README");
+    assert_eq!(run.stdout(), ".git/config:1\nREADME:1\n", "{run}");
+    // A user's rg on PATH runs as is.
+    let fake = bin.join("rg");
+    std::fs::write(&fake, "#!/bin/bash\necho \"the user's rg $*\"\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let run = run_with_path(bin.as_os_str(), "rg needle");
+    assert_eq!(run.stdout(), "the user's rg needle\n", "{run}");
+}
+
+/// A pattern that is not UTF-8 goes to the system grep, byte for byte (SEARCH-5).
+#[cfg(unix)]
+#[test]
+fn search_5_non_utf8_arguments_reach_the_system_grep() {
+    use std::os::unix::ffi::OsStrExt;
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("latin1"), b"caf\xe9\nplain\n").unwrap();
+    let output = Command::new(WAVESH)
+        .arg("grep")
+        .arg(std::ffi::OsStr::from_bytes(b"caf\xe9"))
+        .arg("latin1")
+        .env("LC_ALL", "C")
+        .current_dir(&ws.root)
+        .output()
+        .unwrap();
+    assert_eq!(output.stdout, b"caf\xe9\n");
+    assert_eq!(output.status.code(), Some(0));
+}
