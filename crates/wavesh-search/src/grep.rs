@@ -305,6 +305,28 @@ impl Matcher {
         }
     }
 
+    /// Which lines can hold a match: every line a screening match touches. A line's own
+    /// match starts where no earlier screening match covers it, so leftmost-first
+    /// screening finds a match spanning it. `None` without a screen.
+    fn candidate_lines(&self, buffer: &[u8], lines: &[(usize, &[u8])]) -> Option<Vec<bool>> {
+        let (Matcher::Fast(_, Some(screen)) | Matcher::Backtracking(_, Some(screen))) = self else {
+            return None;
+        };
+        let mut candidates = vec![false; lines.len()];
+        if lines.is_empty() {
+            return Some(candidates);
+        }
+        let line_of = |offset: usize| lines.partition_point(|(start, _)| *start <= offset) - 1;
+        for m in screen.find_iter(buffer) {
+            let first = line_of(m.start());
+            let last = line_of(m.end().saturating_sub(1).max(m.start()));
+            for candidate in &mut candidates[first..=last] {
+                *candidate = true;
+            }
+        }
+        Some(candidates)
+    }
+
     /// Match ranges in a line (without its newline).
     fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
         match self {
@@ -400,6 +422,20 @@ pub fn run(o: &Options) -> i32 {
     } else {
         1
     }
+}
+
+/// The lines of `bytes` as (offset, text without the newline).
+fn split_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', bytes) {
+        lines.push((start, &bytes[start..end]));
+        start = end + 1;
+    }
+    if start < bytes.len() {
+        lines.push((start, &bytes[start..]));
+    }
+    lines
 }
 
 /// Reads and searches one walked file into a buffer (in a worker thread).
@@ -651,19 +687,24 @@ impl<W: Write> Run<'_, W> {
         if binary && (walked || o.skip_binary) {
             return;
         }
-        let mut lines: Vec<(usize, &[u8])> = Vec::new();
-        let mut offset = 0;
         // With no possible match there are no selected lines to find (or print as
         // context); -v selects every line then, so it always splits.
         let split = o.invert || self.matcher.may_match(bytes);
-        for line in bytes.split_inclusive(|b| *b == b'\n').filter(|_| split) {
-            let content = line.strip_suffix(b"\n").unwrap_or(line);
-            lines.push((offset, content));
-            offset += line.len();
-        }
+        let lines = if split {
+            split_lines(bytes)
+        } else {
+            Vec::new()
+        };
+        // Only lines the whole-buffer screen touched can match; the others are
+        // not checked one by one.
+        let candidates = self.matcher.candidate_lines(bytes, &lines);
         let selected: Vec<bool> = lines
             .iter()
-            .map(|(_, l)| self.matcher.is_match(l) != o.invert)
+            .enumerate()
+            .map(|(i, (_, l))| {
+                let matched = candidates.as_ref().is_none_or(|c| c[i]) && self.matcher.is_match(l);
+                matched != o.invert
+            })
             .collect();
         let mut count = 0u64;
         let mut last_printed: Option<usize> = None;

@@ -9,7 +9,7 @@ use crate::util::{WAVESH, Workspace};
 const FILES: &[(&str, &str)] = &[
     (
         "a.txt",
-        "abc\nABC\nabab\nfoo bar\nfoobar\n\nxx\nxxx\na.c\n123 apples\nend$\n",
+        "abc\nABC\nabab\nfoo bar\nfoobar\n\nxx\nxxx\na.c\n123 apples\nend$\nends with a\n\nb and ab\n",
     ),
     (
         "b.txt",
@@ -63,6 +63,10 @@ fn search_6_grep_matches_gnu_grep() {
         &["-E", "x{2}"],
         &["-E", "[[:digit:]]+"],
         &["-E", "^f(o|oo)$"],
+        // A screening match spans lines ([^z] takes newlines): every line it covers
+        // must still be checked.
+        &["-E", "a\\s*b"],
+        &["-E", "a[^z]*b"],
         &["-F", "a.c"],
         &["-F", "[x]"],
         &["-e", "abc", "-e", "baz"],
