@@ -21,7 +21,7 @@ use wavesh_tool::{
 use crate::args::{ApproverArg, Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
 
 fn main() -> ExitCode {
-    // `wavesh grep|rg ARGS` (and links named grep, rg): the tool's own arguments, passed
+    // `wavesh grep|rg|find ARGS` (and links named so): the tool's own arguments, passed
     // untouched, not parsed by clap.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let invoked_as = args.first().and_then(|a| {
@@ -30,8 +30,8 @@ fn main() -> ExitCode {
             .map(|s| s.to_string_lossy().into_owned())
     });
     let search = match (invoked_as.as_deref(), args.get(1).and_then(|a| a.to_str())) {
-        (Some(tool @ ("grep" | "rg")), _) => Some((tool.to_owned(), &args[1..])),
-        (_, Some(tool @ ("grep" | "rg"))) => Some((tool.to_owned(), &args[2..])),
+        (Some(tool @ ("grep" | "rg" | "find")), _) => Some((tool.to_owned(), &args[1..])),
+        (_, Some(tool @ ("grep" | "rg" | "find"))) => Some((tool.to_owned(), &args[2..])),
         _ => None,
     };
     if let Some((tool, rest)) = search {

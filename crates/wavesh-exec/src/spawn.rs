@@ -196,7 +196,7 @@ pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>, search: Option<&Path>) 
     script
 }
 
-/// The shell functions that make `grep` wavesh's built-in search (SEARCH-4), and `rg`
+/// The shell functions that make `grep` and `find` wavesh's built-ins (SEARCH-4), and `rg`
 /// too where the system has no ripgrep (SEARCH-3: a user's own `rg` is never shadowed).
 ///
 /// A function, not a PATH entry: `xargs grep`, `env grep`, `find -exec grep` and a new
@@ -211,20 +211,33 @@ fn search_functions(binary: &Path) -> String {
         binary.to_string_lossy().into_owned()
     };
     let quoted = single_quote(&binary);
-    format!(
-        "grep() {{\n\
-         \x20 if builtin test -x {quoted}; then\n\
-         \x20   {quoted} grep \"$@\" || {{\n\
-         \x20     builtin local __wavesh_status=$?\n\
-         \x20     if builtin test \"$__wavesh_status\" -eq 126 || builtin test \"$__wavesh_status\" -eq 127; then command grep \"$@\"; else return \"$__wavesh_status\"; fi\n\
-         \x20   }}\n\
-         \x20 else\n\
-         \x20   command grep \"$@\"\n\
-         \x20 fi\n\
-         }}\n\
-         if ! builtin command -v rg >/dev/null 2>&1; then\n\
+    let mut script = shadow("grep", &quoted);
+    // Git Bash's own GNU find is used as is on Windows (SEARCH-2).
+    if !cfg!(windows) {
+        script.push_str(&shadow("find", &quoted));
+    }
+    script.push_str(&format!(
+        "if ! builtin command -v rg >/dev/null 2>&1; then\n\
          \x20 rg() {{ if builtin test -x {quoted}; then {quoted} rg \"$@\"; else command rg \"$@\"; fi; }}\n\
          fi\n"
+    ));
+    script
+}
+
+/// A function `name` running `binary name ARGS`, or the system `name` when the binary is
+/// gone or cannot be executed (126, 127: before it could read any input).
+fn shadow(name: &str, binary: &str) -> String {
+    format!(
+        "{name}() {{\n\
+         \x20 if builtin test -x {binary}; then\n\
+         \x20   {binary} {name} \"$@\" || {{\n\
+         \x20     builtin local __wavesh_status=$?\n\
+         \x20     if builtin test \"$__wavesh_status\" -eq 126 || builtin test \"$__wavesh_status\" -eq 127; then command {name} \"$@\"; else return \"$__wavesh_status\"; fi\n\
+         \x20   }}\n\
+         \x20 else\n\
+         \x20   command {name} \"$@\"\n\
+         \x20 fi\n\
+         }}\n"
     )
 }
 

@@ -389,3 +389,144 @@ fn search_5_non_utf8_arguments_reach_the_system_grep() {
     assert_eq!(output.stdout, b"caf\xe9\n");
     assert_eq!(output.status.code(), Some(0));
 }
+
+/// At least 60 find expressions: wavesh's find prints what GNU find prints (sorted: the
+/// walk order differs) with the same exit code (SEARCH-2).
+#[test]
+fn search_2_find_matches_gnu_find() {
+    let ws = Workspace::new();
+    for (name, text) in [
+        ("a.rs", "fn main() {}\n"),
+        ("b.txt", "text\n"),
+        ("B.TXT", "upper\n"),
+        ("src/lib.rs", "pub fn f() {}\n"),
+        ("src/deep/mod.rs", "\n"),
+        ("src/deep/data.json", "{}\n"),
+        ("docs/guide.md", "# guide\n"),
+        (".hidden/x.rs", "\n"),
+        ("empty.txt", ""),
+        ("big.bin", &"x".repeat(5000)),
+        ("aa{2}", "braces\n"),
+    ] {
+        let path = ws.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::create_dir_all(ws.root.join("emptydir")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a.rs", ws.root.join("link.rs")).unwrap();
+    let expressions: &[&[&str]] = &[
+        &["."],
+        &[".", "-name", "*.rs"],
+        &[".", "-iname", "b.txt"],
+        &[".", "-type", "f"],
+        &[".", "-type", "d"],
+        &[".", "-type", "l"],
+        &[".", "-type", "f", "-name", "*.txt"],
+        &[".", "-name", "*.rs", "-o", "-name", "*.md"],
+        &[".", "-not", "-name", "*.rs"],
+        &[".", "!", "-type", "d"],
+        &[
+            ".", "(", "-name", "*.rs", "-o", "-name", "*.json", ")", "-print",
+        ],
+        &[".", "-maxdepth", "1"],
+        &[".", "-maxdepth", "1", "-type", "f"],
+        &[".", "-mindepth", "2"],
+        &[".", "-mindepth", "1", "-maxdepth", "2", "-type", "d"],
+        &["src"],
+        &["src", "docs"],
+        &["src", "-name", "*.rs"],
+        &[".", "-path", "./src/*"],
+        &[".", "-path", "*deep*", "-type", "f"],
+        &[".", "-ipath", "*DEEP*"],
+        &[".", "-wholename", "./docs/guide.md"],
+        &[".", "-empty"],
+        &[".", "-empty", "-type", "d"],
+        &[".", "-empty", "-type", "f"],
+        &[".", "-size", "+1k"],
+        &[".", "-size", "-1k", "-type", "f"],
+        &[".", "-size", "5k"],
+        &[".", "-size", "0"],
+        &[".", "-size", "+10c", "-type", "f"],
+        &[
+            ".", "-name", ".hidden", "-prune", "-o", "-type", "f", "-print",
+        ],
+        &[
+            ".", "-path", "./src", "-prune", "-o", "-name", "*.rs", "-print",
+        ],
+        &[".", "-name", "*.rs", "-a", "-type", "f"],
+        &[".", "-name", "*.rs", "-and", "-path", "*src*"],
+        &[".", "-name", "nothing-matches"],
+        &[".", "-true"],
+        &[".", "-false"],
+        &[".", "-regex", ".*\\.rs"],
+        &[".", "-regex", ".*/\\(lib\\|mod\\)\\.rs"],
+        &[".", "-iregex", ".*B\\.TXT"],
+        &[
+            ".",
+            "-regextype",
+            "posix-extended",
+            "-regex",
+            ".*/(lib|mod)\\.rs",
+        ],
+        &[
+            ".",
+            "-regextype",
+            "findutils-default",
+            "-regex",
+            ".*\\.json",
+        ],
+        &[".", "-regextype", "posix-basic", "-regex", ".*/a\\.rs"],
+        &[".", "-newer", "a.rs", "-name", "zzz"],
+        &[".", "-mtime", "-1", "-type", "f", "-name", "*.md"],
+        &[".", "-mmin", "-60", "-name", "*.json"],
+        &[".", "-perm", "-u+r", "-name", "*.md"],
+        &[".", "-readable", "-name", "*.json"],
+        &[".", "-executable", "-type", "d", "-name", "src"],
+        &[".", "-name", "*.rs", "-printf", "%f\\n"],
+        &[".", "-type", "f", "-printf", "%p %s\\n"],
+        &[".", "-name", "*.md", "-exec", "cat", "{}", ";"],
+        &[".", "-name", "*.json", "-exec", "echo", "found", "{}", "+"],
+        &[".", "-name", "*.rs", "-quit"],
+        &[".", "-depth", "-name", "deep"],
+        &[".", "-links", "1", "-type", "f", "-name", "a.rs"],
+        &[".", "-samefile", "a.rs"],
+        &[".", "-L", "-name", "link.rs", "-type", "f"],
+        &["-L", ".", "-name", "link.rs", "-type", "f"],
+        &[".", "-xtype", "f", "-name", "link.rs"],
+        &["missing-dir"],
+        &[".", "-name", "*.rs", "-print0"],
+        &[".", "-lname", "a.*"],
+    ];
+    let mut differences = Vec::new();
+    for args in expressions {
+        let sorted = |(text, code): (String, Option<i32>)| {
+            let mut parts: Vec<String> = text.split(['\n', '\0']).map(str::to_owned).collect();
+            parts.sort();
+            (parts, code)
+        };
+        let ours = sorted(run(&ws.root, WAVESH, &["find"], args));
+        let gnu = sorted(run(&ws.root, "find", &[], args));
+        if ours != gnu {
+            differences.push(format!(
+                "find {}\n--- wavesh {ours:?}\n--- GNU {gnu:?}",
+                args.join(" ")
+            ));
+        }
+    }
+    // GNU's default dialect takes `\{2\}` literally: that call goes to the system find.
+    let literal = Command::new(WAVESH)
+        .args(["find", ".", "-regex", ".*a\\{2\\}"])
+        .current_dir(&ws.root)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&literal.stdout), "./aa{2}\n");
+    assert!(expressions.len() >= 60, "{} expressions", expressions.len());
+    assert!(
+        differences.is_empty(),
+        "{} of {} differ:\n{}",
+        differences.len(),
+        expressions.len(),
+        differences.join("\n")
+    );
+}
