@@ -231,8 +231,17 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         o.patterns
             .extend(positional.remove(0).split('\n').map(str::to_owned));
     }
+    // -P on the backtracking engine (lookaround, back-references, \d): the same on
+    // every platform, also where the system grep was built without PCRE. A pattern the
+    // engine cannot read goes to the system grep.
     if o.dialect == Dialect::Perl {
-        return Err(Unsupported("-P".into()));
+        if let Some(p) = o
+            .patterns
+            .iter()
+            .find(|p| fancy_regex::Regex::new(p).is_err())
+        {
+            return Err(Unsupported(format!("-P {p}")));
+        }
     }
     o.files = positional;
     Ok(o)
@@ -266,8 +275,8 @@ impl Matcher {
             .map(|p| format!("(?:{p})"))
             .collect::<Vec<_>>()
             .join("|");
-        let backreference =
-            o.dialect != Dialect::Fixed && o.patterns.iter().any(|p| has_backreference(p));
+        let backreference = o.dialect == Dialect::Perl
+            || (o.dialect != Dialect::Fixed && o.patterns.iter().any(|p| has_backreference(p)));
         let flags = if o.ignore_case { "(?i)" } else { "" };
         let (body, backtracking) = if o.line {
             (format!("^(?:{alternation})$"), backreference)

@@ -67,6 +67,9 @@ fn search_6_grep_matches_gnu_grep() {
         // must still be checked.
         &["-E", "a\\s*b"],
         &["-E", "a[^z]*b"],
+        &["-P", "\\d+"],
+        &["-P", "foo(?= bar)"],
+        &["-P", "(ab)\\1"],
         &["-F", "a.c"],
         &["-F", "[x]"],
         &["-e", "abc", "-e", "baz"],
@@ -197,13 +200,14 @@ fn search_5_unsupported_arguments_fall_back_to_system_grep() {
     let ws = Workspace::new();
     std::fs::write(ws.root.join("f"), "a1\nb22\n").unwrap();
     let fallback = Command::new(WAVESH)
-        .args(["grep", "-P", "\\d{2}", "f"])
+        .args(["grep", "-z", "b2", "f"])
         .current_dir(&ws.root)
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&fallback.stdout), "b22\n");
+    // -z: NUL-separated records, so the whole file is one record.
+    assert_eq!(String::from_utf8_lossy(&fallback.stdout), "a1\nb22\n\0");
     assert_eq!(fallback.status.code(), Some(0));
-    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["-P", "\\d{2}", "f"]);
+    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["-z", "b2", "f"]);
     assert_eq!((out.as_str(), code), ("", Some(2)));
 }
 
