@@ -234,14 +234,13 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     // -P on the backtracking engine (lookaround, back-references, \d): the same on
     // every platform, also where the system grep was built without PCRE. A pattern the
     // engine cannot read goes to the system grep.
-    if o.dialect == Dialect::Perl {
-        if let Some(p) = o
+    if o.dialect == Dialect::Perl
+        && let Some(p) = o
             .patterns
             .iter()
             .find(|p| fancy_regex::Regex::new(p).is_err())
-        {
-            return Err(Unsupported(format!("-P {p}")));
-        }
+    {
+        return Err(Unsupported(format!("-P {p}")));
     }
     o.files = positional;
     Ok(o)
