@@ -24,6 +24,20 @@ pub fn rg_main(args: &[String]) -> i32 {
     }
 }
 
+/// Flags that take a value: short form, long form, and the short letter that
+/// [`apply_value`] knows them by.
+const VALUE_FLAGS: &[(&str, &str, char)] = &[
+    ("-e", "--regexp", 'e'),
+    ("-f", "--file", 'f'),
+    ("-g", "--glob", 'g'),
+    ("-t", "--type", 't'),
+    ("-T", "--type-not", 'T'),
+    ("-m", "--max-count", 'm'),
+    ("-A", "--after-context", 'A'),
+    ("-B", "--before-context", 'B'),
+    ("-C", "--context", 'C'),
+];
+
 /// What the arguments ask for, before globs and types are built.
 #[derive(Default)]
 struct Raw {
@@ -78,7 +92,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             while k < flags.len() {
                 let flag = flags[k];
                 k += 1;
-                if "efgtTmABC".contains(flag) {
+                if VALUE_FLAGS.iter().any(|(_, _, letter)| *letter == flag) {
                     let rest: String = flags[k..].iter().collect();
                     let v = if rest.is_empty() {
                         value(&format!("-{flag}"))?
@@ -92,34 +106,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             continue;
         }
+        if let Some((_, _, flag)) = VALUE_FLAGS
+            .iter()
+            .find(|(short, long, _)| name == *short || name == *long)
+        {
+            apply_value(&mut o, &mut raw, *flag, value(&name)?, &mut pattern_given)?;
+            continue;
+        }
         match name.as_str() {
-            "-e" | "--regexp" => {
-                apply_value(&mut o, &mut raw, 'e', value(&name)?, &mut pattern_given)?
-            }
-            "-f" | "--file" => {
-                apply_value(&mut o, &mut raw, 'f', value(&name)?, &mut pattern_given)?
-            }
-            "-g" | "--glob" => {
-                apply_value(&mut o, &mut raw, 'g', value(&name)?, &mut pattern_given)?
-            }
-            "-t" | "--type" => {
-                apply_value(&mut o, &mut raw, 't', value(&name)?, &mut pattern_given)?
-            }
-            "-T" | "--type-not" => {
-                apply_value(&mut o, &mut raw, 'T', value(&name)?, &mut pattern_given)?
-            }
-            "-m" | "--max-count" => {
-                apply_value(&mut o, &mut raw, 'm', value(&name)?, &mut pattern_given)?
-            }
-            "-A" | "--after-context" => {
-                apply_value(&mut o, &mut raw, 'A', value(&name)?, &mut pattern_given)?
-            }
-            "-B" | "--before-context" => {
-                apply_value(&mut o, &mut raw, 'B', value(&name)?, &mut pattern_given)?
-            }
-            "-C" | "--context" => {
-                apply_value(&mut o, &mut raw, 'C', value(&name)?, &mut pattern_given)?
-            }
             "--color" | "--colour" => {
                 let v = value(&name)?;
                 if !matches!(v.as_str(), "never" | "auto") {
