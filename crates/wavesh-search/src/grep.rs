@@ -369,6 +369,8 @@ struct Run<'a, W: Write> {
     show_names: bool,
     /// A context group was printed (for the `--` between groups, across files too).
     printed_group: bool,
+    /// Writing to the output failed: nothing more to search for.
+    output_closed: bool,
 }
 
 /// Runs grep with parsed options; returns the exit code (0 match, 1 none, 2 error).
@@ -397,6 +399,7 @@ pub fn run(o: &Options) -> i32 {
         error: false,
         show_names,
         printed_group: false,
+        output_closed: false,
     };
     if files.is_empty() {
         let mut input = Vec::new();
@@ -474,6 +477,7 @@ fn search_file(
         error: false,
         show_names,
         printed_group: false,
+        output_closed: false,
     };
     run.search(shown, &bytes, true);
     let context = o.after > 0 || o.before > 0;
@@ -660,11 +664,11 @@ impl<W: Write> Run<'_, W> {
                 pending.insert(index, result);
                 while let Some(result) = pending.remove(&next) {
                     next += 1;
-                    if self.o.quiet && self.matched_any {
+                    if (self.o.quiet && self.matched_any) || self.output_closed {
                         continue;
                     }
                     self.take(result);
-                    if self.o.quiet && self.matched_any {
+                    if (self.o.quiet && self.matched_any) || self.output_closed {
                         stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 }
@@ -681,10 +685,22 @@ impl<W: Write> Run<'_, W> {
             }
             return;
         }
-        if result.grouped && self.printed_group {
-            let _ = writeln!(self.out, "--");
+        let separator: &[u8] = if result.grouped && self.printed_group {
+            b"--\n"
+        } else {
+            b""
+        };
+        // A reader that went away (`grep -r x | head`) ends the walk, as SIGPIPE ends
+        // GNU grep.
+        if self
+            .out
+            .write_all(separator)
+            .and_then(|()| self.out.write_all(&result.out))
+            .is_err()
+        {
+            self.output_closed = true;
+            self.error = true;
         }
-        let _ = self.out.write_all(&result.out);
         self.matched_any |= result.matched;
         self.printed_group |= result.grouped;
     }

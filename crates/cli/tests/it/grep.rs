@@ -534,3 +534,21 @@ fn search_2_find_matches_gnu_find() {
         differences.join("\n")
     );
 }
+
+/// A reader that goes away ends the search, as SIGPIPE ends GNU grep: `grep -r x | head`
+/// does not read the rest of the tree (SEARCH-6: behaviour in pipes).
+#[test]
+fn search_6_closed_output_ends_the_walk() {
+    let ws = Workspace::new();
+    let line = "x marks the spot\n".repeat(1000);
+    for i in 0..200 {
+        std::fs::write(ws.root.join(format!("f{i:03}.txt")), &line).unwrap();
+    }
+    let run = ws.run(&[], "grep -r x . | head -1; echo \"grep=${PIPESTATUS[0]}\"");
+    let out = run.stdout();
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("f000.txt:x marks the spot"), "{run}");
+    // 3.4 MB of matches do not fit a pipe: grep saw the closed output and stopped
+    // with an error status instead of writing on.
+    assert_eq!(lines.next(), Some("grep=2"), "{run}");
+}
