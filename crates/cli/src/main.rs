@@ -89,6 +89,8 @@ fn session_builder(workspace: &WorkspaceArgs) -> anyhow::Result<wavesh_tool::Ses
     let mut config = wavesh_tool::ToolConfig::from_env();
     config.search_shadowing = !workspace.no_search_shadowing;
     config.search_binary = std::env::current_exe().ok();
+    // This process is that binary and answers; a check would cost a process per run.
+    config.search_binary_trusted = true;
     builder.config(config);
     Ok(builder)
 }

@@ -53,6 +53,9 @@ pub struct ToolConfig {
     /// The program that provides the built-in search as `PROGRAM grep ARGS` (the
     /// `wavesh` binary).
     pub search_binary: Option<std::path::PathBuf>,
+    /// The host vouches that `search_binary` answers (it is the running `wavesh`), so the
+    /// session skips its one-process check.
+    pub search_binary_trusted: bool,
     /// TaskOutput's text limit, in characters.
     pub task_max_output_chars: usize,
     /// The agent-loop mode.
@@ -70,6 +73,7 @@ impl Default for ToolConfig {
             host_tools: Vec::new(),
             search_shadowing: false,
             search_binary: None,
+            search_binary_trusted: false,
             task_max_output_chars: DEFAULT_TASK_OUTPUT_CHARS,
             mode: HostMode::Normal,
             output_cap_bytes: Some(wavesh_exec::DEFAULT_OUTPUT_CAP),

@@ -425,7 +425,14 @@ impl SessionBuilder {
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
         if config.search_shadowing {
-            match config.search_binary.as_deref().map(search_binary_works) {
+            let trusted = config.search_binary_trusted;
+            match config.search_binary.as_deref().map(|binary| {
+                if trusted {
+                    Ok(())
+                } else {
+                    search_binary_works(binary)
+                }
+            }) {
                 Some(Ok(())) => executor.set_search_binary(config.search_binary.clone()),
                 Some(Err(why)) => {
                     tracing::warn!(%why, "the built-in grep does not answer; commands use the system grep");
