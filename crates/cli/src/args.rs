@@ -124,6 +124,11 @@ pub struct McpArgs {
     /// MCP elicitation or is refused with the rule that would allow it).
     #[arg(long, value_enum, default_value = "host")]
     pub permission_mode: ApproverArg,
+    /// Run commands approved as read-only unsealed. By default (with
+    /// `--permission-mode wavesh`, on Linux with Landlock) they cannot write files or open
+    /// TCP connections, even if the classifier were wrong.
+    #[arg(long)]
+    pub no_seal: bool,
     /// The policy mode: default, plan, acceptEdits or bypassPermissions.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub mode: wavesh_policy::PermissionMode,

@@ -24,6 +24,12 @@ fn main() -> ExitCode {
     // `wavesh grep|rg|find ARGS` (and links named so): the tool's own arguments, passed
     // untouched, not parsed by clap.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The session supervisor (Linux): single-threaded, so it must start before anything
+    // else does.
+    #[cfg(target_os = "linux")]
+    if args.len() == 2 && args[1] == wavesh_exec::supervisor::HELPER_ARG {
+        return ExitCode::from(u8::try_from(wavesh_exec::supervisor::run_helper()).unwrap_or(1));
+    }
     let invoked_as = args.first().and_then(|a| {
         std::path::Path::new(a)
             .file_stem()
@@ -76,7 +82,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn session_builder(workspace: &WorkspaceArgs) -> anyhow::Result<wavesh_tool::SessionBuilder> {
+fn session_builder(
+    workspace: &WorkspaceArgs,
+    adjust: impl FnOnce(&mut wavesh_tool::ToolConfig),
+) -> anyhow::Result<wavesh_tool::SessionBuilder> {
     let root = match &workspace.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -91,7 +100,12 @@ fn session_builder(workspace: &WorkspaceArgs) -> anyhow::Result<wavesh_tool::Ses
     config.search_binary = std::env::current_exe().ok();
     // This process is that binary and answers; a check would cost a process per run.
     config.search_binary_trusted = true;
+    adjust(&mut config);
     builder.config(config);
+    // Commands start through the supervisor, which is this binary too.
+    if let Ok(exe) = std::env::current_exe() {
+        builder.supervisor(exe);
+    }
     Ok(builder)
 }
 
@@ -131,7 +145,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(input) => input,
         Err(error) => return Ok(report_error(&args, &error)),
     };
-    let mut builder = session_builder(&args.workspace)?;
+    let mut builder = session_builder(&args.workspace, |_| {})?;
     if !args.login_env {
         builder.no_login_env();
     }
@@ -143,6 +157,8 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         abort,
         progress: spinner.as_ref().map(progress::Spinner::sink),
         move_to_background: CancellationToken::new(),
+        // The user typed the command: it is theirs to run, not sealed.
+        sealed: false,
     };
     let outcome = session.bash(input, &ctx).await;
     drop(spinner);
@@ -250,7 +266,9 @@ fn exit_code(result: &BashResult) -> ExitCode {
 }
 
 async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
-    let mut builder = session_builder(&args.workspace)?;
+    let mut builder = session_builder(&args.workspace, |config| {
+        config.seal_read_only = !args.no_seal;
+    })?;
     if args.no_login_env {
         builder.no_login_env();
     }

@@ -13,6 +13,7 @@ use crate::job::{BackgroundReason, ExitRecord, Job, JobSpec, Phase, StopCause};
 use crate::kill::Signaller;
 use crate::output::OutputFile;
 use crate::private_dir::{PrivateDir, PrivateDirError, random_name};
+use crate::seal::{SealSpec, SealSupport};
 use crate::shell::Shell;
 use crate::spawn::{ExitStatus, SpawnSpec, Spawner, prelude};
 use crate::tasks::TaskManager;
@@ -82,6 +83,10 @@ pub struct Controls {
     /// Cancelling it moves a running foreground command to the background at once: the
     /// user's Ctrl+B (BG-6).
     pub move_to_background: CancellationToken,
+    /// The command runs only because it was classified read-only (not allowed by a rule
+    /// or the user, not `dangerouslyDisableSandbox`): seal it where the platform can
+    /// ([`crate::seal`]), unless the executor's sealing is off.
+    pub sealed: bool,
 }
 
 impl std::fmt::Debug for Controls {
@@ -89,6 +94,7 @@ impl std::fmt::Debug for Controls {
         f.debug_struct("Controls")
             .field("abort", &self.abort.is_cancelled())
             .field("progress", &self.progress.is_some())
+            .field("sealed", &self.sealed)
             .finish()
     }
 }
@@ -156,6 +162,15 @@ pub enum ExecError {
     /// The working directory does not exist.
     #[error("working directory {0} does not exist")]
     NoWorkingDirectory(PathBuf),
+    /// The read-only seal could not be set up (a Landlock error), so the command was not
+    /// run.
+    #[error("cannot seal the read-only command (private TMPDIR {path}): {source}")]
+    Seal {
+        /// The command's private TMPDIR.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The shell could not be started.
     #[error("cannot start {shell}: {source}")]
     Spawn {
@@ -175,6 +190,7 @@ pub struct Executor {
     env: Vec<(OsString, Option<OsString>)>,
     output_cap: Option<u64>,
     search: Option<PathBuf>,
+    sealing: bool,
 }
 
 /// The default output cap: 5 GiB (BG-8).
@@ -209,6 +225,7 @@ impl Executor {
             env,
             output_cap: Some(DEFAULT_OUTPUT_CAP),
             search: None,
+            sealing: true,
         }
     }
 
@@ -221,6 +238,12 @@ impl Executor {
     /// system's again with `None` (SEARCH-4).
     pub fn set_search_binary(&mut self, binary: Option<PathBuf>) {
         self.search = binary;
+    }
+
+    /// Turns sealed runs on (the default) or off: with it off, [`Controls::sealed`] is
+    /// ignored.
+    pub fn set_sealing(&mut self, on: bool) {
+        self.sealing = on;
     }
 
     /// The binary shadowing `grep` inside commands, if any.
@@ -259,7 +282,7 @@ impl Executor {
         tasks: &TaskManager,
     ) -> Result<Outcome, ExecError> {
         let started = Instant::now();
-        let job = self.start(&request, tasks)?;
+        let job = self.start(&request, controls.sealed, tasks)?;
         let (timeout, on_timeout) = match request.mode {
             Mode::Background => {
                 // Never in the foreground: there is nothing to commit.
@@ -356,7 +379,12 @@ impl Executor {
     }
 
     /// Creates the private files and starts the shell.
-    fn start(&self, request: &Request, tasks: &TaskManager) -> Result<Arc<Job>, ExecError> {
+    fn start(
+        &self,
+        request: &Request,
+        sealed: bool,
+        tasks: &TaskManager,
+    ) -> Result<Arc<Job>, ExecError> {
         if !request.cwd.is_dir() {
             return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
         }
@@ -369,14 +397,26 @@ impl Executor {
             let (_, path) = self.dir.create_file(&format!("{id}-cwd"), "")?;
             Some(path)
         };
+        let tmp_dir =
+            (sealed && self.sealing && crate::seal::support() != SealSupport::Unavailable)
+                .then(|| self.dir.path().join(format!("{id}-tmp")));
         let cleanup = |error: ExecError| {
             crate::job::remove_quietly(&output_path);
             if let Some(path) = &cwd_file {
                 crate::job::remove_quietly(path);
             }
+            if let Some(dir) = &tmp_dir {
+                crate::job::remove_dir_quietly(dir);
+            }
             error
         };
         let command = self.command_file(&request.command).map_err(cleanup)?;
+        let seal = match &tmp_dir {
+            Some(dir) => self
+                .seal(dir, &output_path, cwd_file.as_deref())
+                .map_err(cleanup)?,
+            None => None,
+        };
         let spec = SpawnSpec {
             shell: self.shell.clone(),
             script: prelude(
@@ -392,7 +432,13 @@ impl Executor {
                 .iter()
                 .map(|(key, value)| (key.clone(), Some(value.clone())))
                 .chain(self.env.iter().cloned())
+                .chain(
+                    tmp_dir
+                        .iter()
+                        .map(|dir| (OsString::from("TMPDIR"), Some(dir.clone().into_os_string()))),
+                )
                 .collect(),
+            seal,
         };
         let child = self.spawner.spawn(spec).map_err(|source| {
             cleanup(ExecError::Spawn {
@@ -406,6 +452,7 @@ impl Executor {
                 command: request.command.clone(),
                 output_path,
                 cwd_file,
+                tmp_dir,
                 background: background.then_some(BackgroundReason::Requested),
                 on_exit: Some(tasks.exit_hook()),
                 output_cap: self.output_cap,
@@ -413,6 +460,27 @@ impl Executor {
             child,
             Arc::clone(&self.signaller),
         ))
+    }
+
+    /// Makes the private `TMPDIR` of a sealed command and its ruleset.
+    fn seal(
+        &self,
+        tmp_dir: &Path,
+        output: &Path,
+        cwd_file: Option<&Path>,
+    ) -> Result<Option<crate::seal::Ruleset>, ExecError> {
+        let failed = |source: std::io::Error| ExecError::Seal {
+            path: tmp_dir.to_path_buf(),
+            source,
+        };
+        crate::private_dir::create_dir_0700(tmp_dir).map_err(failed)?;
+        crate::seal::prepare(&SealSpec {
+            writable_files: std::iter::once(output.to_path_buf())
+                .chain(cwd_file.map(Path::to_path_buf))
+                .collect(),
+            writable_dir: tmp_dir.to_path_buf(),
+        })
+        .map_err(failed)
     }
 
     /// Writes the command to a private file and unlinks it at once: the open descriptor

@@ -115,6 +115,7 @@ pub struct Job {
     target: KillTarget,
     output_path: PathBuf,
     cwd_file: Option<PathBuf>,
+    tmp_dir: Option<PathBuf>,
     started_at: SystemTime,
     state: Mutex<State>,
     exited: watch::Sender<bool>,
@@ -139,6 +140,8 @@ pub(crate) struct JobSpec {
     pub command: String,
     pub output_path: PathBuf,
     pub cwd_file: Option<PathBuf>,
+    /// A sealed command's private TMPDIR, removed when the shell exits.
+    pub tmp_dir: Option<PathBuf>,
     pub background: Option<BackgroundReason>,
     pub on_exit: Option<ExitHook>,
     pub output_cap: Option<u64>,
@@ -161,6 +164,7 @@ impl Job {
             },
             output_path: spec.output_path,
             cwd_file: spec.cwd_file,
+            tmp_dir: spec.tmp_dir,
             started_at: SystemTime::now(),
             state: Mutex::new(State {
                 phase: if spec.background.is_some() {
@@ -205,6 +209,9 @@ impl Job {
 
     fn record_exit(&self, status: ExitStatus) {
         let cwd_after = self.take_cwd(status);
+        if let Some(dir) = &self.tmp_dir {
+            remove_dir_quietly(dir);
+        }
         if let (Some(cap), Some(StopCause::OutputCap)) = (self.output_cap, self.stopped()) {
             // Trimmed before the exit is published, so whoever sees the end sees the
             // file at the cap (BG-8).
@@ -464,5 +471,14 @@ pub(crate) fn remove_quietly(path: &Path) {
         && error.kind() != std::io::ErrorKind::NotFound
     {
         tracing::warn!(path = %path.display(), %error, "could not remove a private file");
+    }
+}
+
+/// Removes a private directory and everything in it, logging a failure.
+pub(crate) fn remove_dir_quietly(path: &Path) {
+    if let Err(error) = std::fs::remove_dir_all(path)
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(path = %path.display(), %error, "could not remove a private directory");
     }
 }

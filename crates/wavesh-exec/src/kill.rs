@@ -55,6 +55,9 @@ pub trait Signaller: Send + Sync {
     fn signal_process(&self, pid: i32, signal: KillSignal) -> Result<(), SignalError>;
     /// Whether any process is still a member of group `pgid`.
     fn group_exists(&self, pgid: i32) -> bool;
+    /// Lets the tree of group `pgid` run on unsupervised (the tasks `wavesh run` leaves
+    /// running when it exits). Nothing to do for plain process groups.
+    fn detach_group(&self, _pgid: i32) {}
 }
 
 /// What [`kill_tree`] ended up doing, for logs and tests.

@@ -17,8 +17,11 @@ mod job;
 pub mod kill;
 mod output;
 mod private_dir;
+pub mod seal;
 pub mod shell;
 pub mod spawn;
+#[cfg(target_os = "linux")]
+pub mod supervisor;
 pub mod taskkill;
 mod tasks;
 pub mod winpath;

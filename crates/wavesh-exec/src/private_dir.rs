@@ -169,14 +169,14 @@ fn ensure_user_dir(path: &Path) -> Result<(), PrivateDirError> {
 }
 
 #[cfg(unix)]
-fn create_dir_0700(path: &Path) -> io::Result<()> {
+pub(crate) fn create_dir_0700(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().mode(0o700).create(path)
 }
 
 /// Windows: the directory inherits the user profile's ACL (private to the user).
 #[cfg(not(unix))]
-fn create_dir_0700(path: &Path) -> io::Result<()> {
+pub(crate) fn create_dir_0700(path: &Path) -> io::Result<()> {
     std::fs::create_dir(path)
 }
 

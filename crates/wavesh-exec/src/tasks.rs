@@ -170,7 +170,19 @@ impl TaskManager {
     /// Leaves every task running when the manager is dropped: `wavesh run` exits while
     /// the commands it moved to the background go on, by design.
     pub fn detach(&self) {
-        self.lock().detached = true;
+        let mut inner = self.lock();
+        inner.detached = true;
+        let groups: Vec<i32> = inner
+            .tasks
+            .iter()
+            .chain(&inner.foreground)
+            .map(|job| job.pgid())
+            .chain(inner.leftovers.iter().map(|target| target.pgid))
+            .collect();
+        drop(inner);
+        for pgid in groups {
+            self.signaller.detach_group(pgid);
+        }
     }
 
     /// Whether [`TaskManager::shutdown`] ran.

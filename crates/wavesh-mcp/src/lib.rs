@@ -50,7 +50,7 @@ pub enum ServeError {
     Initialize(String),
 }
 
-pub use permissions::{Approver, Gate, Permissions};
+pub use permissions::{Approver, Gate, Permissions, Precheck};
 
 /// The MCP handler: the tools of one session.
 #[derive(Clone)]
@@ -71,30 +71,33 @@ impl WaveshServer {
         }
     }
 
-    /// The permission gate for a Bash call (`None`: run it). Invalid input passes: the
-    /// tool reports it itself.
+    /// The permission gate for a Bash call: `Ok(sealed)` runs it (sealed when it runs only
+    /// because it was classified read-only), `Err` answers instead. Invalid input passes:
+    /// the tool reports it itself.
     async fn gate(
         &self,
         name: &str,
         input: &serde_json::Value,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Option<CallToolResponse> {
+    ) -> Result<bool, Box<CallToolResponse>> {
         if name != wavesh_tool::BASH_TOOL_NAME {
-            return None;
+            return Ok(false);
         }
-        let parsed = wavesh_tool::parse_bash_input(input).ok()?;
+        let Ok(parsed) = wavesh_tool::parse_bash_input(input) else {
+            return Ok(false);
+        };
         let dialect = match self.session.shell().kind() {
             wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
             wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
         };
-        let refuse = |message: String| -> Option<CallToolResponse> {
-            Some(
+        let refuse = |message: String| -> Result<bool, Box<CallToolResponse>> {
+            Err(Box::new(
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "<tool_use_error>{message}</tool_use_error>"
                 ))])
                 .into(),
-            )
+            ))
         };
         let decision = match self.permissions.precheck(
             &parsed.command,
@@ -102,8 +105,8 @@ impl WaveshServer {
             self.session.cwd(),
             dialect,
         ) {
-            Ok(None) => return None,
-            Ok(Some(decision)) => decision,
+            Ok(Precheck::Run { sealed }) => return Ok(sealed),
+            Ok(Precheck::Ask(decision)) => decision,
             Err(message) => return refuse(message),
         };
         // The answer of an "input required" round trip (protocol 2026-07-28).
@@ -114,7 +117,7 @@ impl WaveshServer {
         {
             return match serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()) {
                 Ok(result) => match self.permissions.answer(&result, &decision) {
-                    Gate::Run => None,
+                    Gate::Run => Ok(false),
                     Gate::Refuse(message) => refuse(message),
                 },
                 Err(error) => refuse(format!(
@@ -142,14 +145,16 @@ impl WaveshServer {
                 permissions::APPROVAL_KEY.to_owned(),
                 rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params)),
             );
-            return Some(rmcp::model::InputRequiredResult::from_input_requests(requests).into());
+            return Err(Box::new(
+                rmcp::model::InputRequiredResult::from_input_requests(requests).into(),
+            ));
         }
         match self
             .permissions
             .ask_by_request(&context.peer, &parsed.command, &decision)
             .await
         {
-            Gate::Run => None,
+            Gate::Run => Ok(false),
             Gate::Refuse(message) => refuse(message),
         }
     }
@@ -179,9 +184,10 @@ impl WaveshServer {
     ) -> CallToolResponse {
         let name = request.name.to_string();
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-        if let Some(response) = self.gate(&name, &input, &request, &context).await {
-            return response;
-        }
+        let sealed = match self.gate(&name, &input, &request, &context).await {
+            Ok(sealed) => sealed,
+            Err(response) => return *response,
+        };
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
         let abort = self.closing.child_token();
         let cancelled = context.ct.clone();
@@ -193,6 +199,7 @@ impl WaveshServer {
         let ctx = CallContext {
             abort,
             progress: progress_sink(&context),
+            sealed,
             ..CallContext::default()
         };
         // Pending when the call starts: a task stopped by this very call is told in the

@@ -38,6 +38,18 @@ pub struct Permissions {
     pub mode: PermissionMode,
 }
 
+/// What to do with a Bash call before asking anyone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Precheck {
+    /// Run it; `sealed` when it runs only because it was classified read-only.
+    Run {
+        /// Seal it (Landlock on Linux).
+        sealed: bool,
+    },
+    /// The user must answer first.
+    Ask(Decision),
+}
+
 /// What to do with a Bash call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
@@ -67,17 +79,17 @@ impl Permissions {
         decide(command, &analysis, &settings, self.mode, &ctx)
     }
 
-    /// What to do before running a Bash call, short of asking: `Ok(None)` runs it,
-    /// `Ok(Some(decision))` needs the user's answer, `Err` refuses with a message.
-    /// `unsandboxed` calls (`dangerouslyDisableSandbox`) are never approved for being
-    /// read-only.
+    /// What to do before running a Bash call, short of asking; `Err` refuses with a
+    /// message. `unsandboxed` calls (`dangerouslyDisableSandbox`) are never approved for
+    /// being read-only. With the host approving, nothing is sealed: the host (or its
+    /// user) allowed the call.
     pub fn precheck(
         &self,
         command: &str,
         unsandboxed: bool,
         cwd: PathBuf,
         dialect: Dialect,
-    ) -> Result<Option<Decision>, String> {
+    ) -> Result<Precheck, String> {
         let mut decision = self.decision(command, cwd, dialect);
         if decision.outcome == Outcome::Deny {
             return Err(format!(
@@ -86,15 +98,17 @@ impl Permissions {
             ));
         }
         if self.approver == Approver::Host {
-            return Ok(None);
+            return Ok(Precheck::Run { sealed: false });
         }
         if unsandboxed && decision.outcome == Outcome::Allow && decision.matched_rules.is_empty() {
             decision.outcome = Outcome::Ask;
         }
         if decision.outcome == Outcome::Allow {
-            return Ok(None);
+            return Ok(Precheck::Run {
+                sealed: decision.allowed_as_read_only(),
+            });
         }
-        Ok(Some(decision))
+        Ok(Precheck::Ask(decision))
     }
 
     /// Acts on the user's answer (from either protocol path).

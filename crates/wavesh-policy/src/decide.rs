@@ -73,6 +73,20 @@ pub struct Decision {
     pub read_only: bool,
 }
 
+impl Decision {
+    /// Allowed only because the command is provably read-only: no rule, no mode and no
+    /// user allowed it. Such commands are the ones a host may seal.
+    pub fn allowed_as_read_only(&self) -> bool {
+        self.outcome == Outcome::Allow
+            && self.read_only
+            && self.matched_rules.is_empty()
+            && self.reasons.iter().any(|reason| reason == READ_ONLY_REASON)
+    }
+}
+
+/// The reason given for a command allowed because it is read-only.
+const READ_ONLY_REASON: &str = "read-only";
+
 /// Wrappers deny and ask rules see through (RULE-2b), with how many words each takes
 /// before the command (options are skipped separately).
 const SEE_THROUGH: &[&str] = &[
@@ -241,7 +255,7 @@ pub fn decide(
     if verdict.read_only {
         return Decision {
             outcome: Outcome::Allow,
-            reasons: vec!["read-only".into()],
+            reasons: vec![READ_ONLY_REASON.into()],
             matched_rules: Vec::new(),
             suggestions: Vec::new(),
             read_only: true,

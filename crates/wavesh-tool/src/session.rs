@@ -310,6 +310,7 @@ pub struct SessionBuilder {
     shell: Option<Result<Shell, ShellError>>,
     private_base: Option<PathBuf>,
     spawner: Option<Arc<dyn Spawner>>,
+    supervisor: Option<PathBuf>,
     login_env: LoginEnvChoice,
     session_id: Option<String>,
     state_dir: Option<PathBuf>,
@@ -394,10 +395,45 @@ impl SessionBuilder {
         self
     }
 
-    /// Starts shells through `spawner` (a supervisor, a test double).
+    /// Starts every command through a per-session supervisor (Linux): `program
+    /// __supervise` must run `wavesh_exec::supervisor::run_helper` (the `wavesh` binary
+    /// does). Descendants that leave the process group are then ended with the rest, and
+    /// nothing survives the host. Ignored elsewhere and when a spawner is set.
+    pub fn supervisor(&mut self, program: impl Into<PathBuf>) -> &mut Self {
+        self.supervisor = Some(program.into());
+        self
+    }
+
+    /// Starts shells through `spawner` (a test double, a host's own).
     pub fn spawner(&mut self, spawner: Arc<dyn Spawner>) -> &mut Self {
         self.spawner = Some(spawner);
         self
+    }
+
+    /// The spawner and signaller: a host's own spawner, else the supervisor where there is
+    /// one and it starts, else direct children.
+    fn processes(&self) -> (Arc<dyn Spawner>, Arc<dyn Signaller>) {
+        let direct = default_signaller();
+        if let Some(spawner) = &self.spawner {
+            return (Arc::clone(spawner), direct);
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(program) = &self.supervisor {
+            use wavesh_exec::supervisor::{SupervisedSignaller, SupervisedSpawner, Supervisor};
+            match Supervisor::start(program) {
+                Ok(supervisor) => {
+                    return (
+                        Arc::new(SupervisedSpawner::new(supervisor.clone())),
+                        Arc::new(SupervisedSignaller::new(supervisor, direct)),
+                    );
+                }
+                Err(error) => tracing::warn!(
+                    %error,
+                    "no supervisor: process trees are tracked by process group only"
+                ),
+            }
+        }
+        (Arc::new(DirectSpawner), direct)
     }
 
     /// Checks the workspace, chooses the shell and creates the private directory.
@@ -415,15 +451,12 @@ impl SessionBuilder {
         };
         let (selection, shell) = self.select_shell(candidate)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
-        let signaller = default_signaller();
-        let spawner = self
-            .spawner
-            .clone()
-            .unwrap_or_else(|| Arc::new(DirectSpawner));
+        let (spawner, signaller) = self.processes();
         let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
+        executor.set_sealing(config.seal_read_only);
         if config.search_shadowing {
             let trusted = config.search_binary_trusted;
             match config.search_binary.as_deref().map(|binary| {
@@ -857,6 +890,7 @@ impl Session {
             shell: None,
             private_base: None,
             spawner: None,
+            supervisor: None,
             login_env: LoginEnvChoice::Process,
             session_id: None,
             state_dir: None,

@@ -1,0 +1,631 @@
+//! The helper process and its per-command subreapers.
+//!
+//! The helper is single-threaded: it may `fork` and then run ordinary Rust in the child.
+//! For each command it forks a subreaper (`PR_SET_CHILD_SUBREAPER`), which forks the
+//! shell as the leader of a new process group. Every descendant of the shell stays a
+//! descendant of the subreaper even when it leaves the group (`setsid`) or its parent
+//! dies (double fork): orphans are reparented to the subreaper, not to init. So the
+//! subreaper can always find the whole tree (its descendants in `/proc`) and end it.
+//!
+//! Channels: the host talks to the helper on fd 0 (frames, see `wire`); the helper talks
+//! to each subreaper on a socket pair with fixed 9-byte records. A closed socket is a
+//! death notice: the helper that loses the host ends every tree, a subreaper that loses
+//! the helper ends its own.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+use super::wire::{Reader, Writer, read_exact, recv_frame, send_frame, write_all};
+use super::{KIND_CODE, KIND_SIGNAL, tag};
+
+/// One record between helper and subreaper: a tag and two integers.
+const RECORD: usize = 9;
+
+fn record(tag: u8, a: i32, b: i32) -> [u8; RECORD] {
+    let mut out = [0u8; RECORD];
+    out[0] = tag;
+    out[1..5].copy_from_slice(&a.to_le_bytes());
+    out[5..9].copy_from_slice(&b.to_le_bytes());
+    out
+}
+
+fn parse_record(bytes: &[u8; RECORD]) -> (u8, i32, i32) {
+    let a = i32::from_le_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
+    let b = i32::from_le_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]);
+    (bytes[0], a, b)
+}
+
+/// How long a tree gets after SIGTERM before SIGKILL when the helper or host is gone.
+const GRACE: Duration = Duration::from_secs(1);
+
+struct Tree {
+    subreaper: libc::pid_t,
+    socket: OwnedFd,
+}
+
+/// A command to start, as received from the host.
+struct SpawnRequest {
+    id: u64,
+    shell: CString,
+    args: Vec<CString>,
+    env: Vec<CString>,
+    cwd: CString,
+    stdin: OwnedFd,
+    output: OwnedFd,
+    seal: Option<OwnedFd>,
+}
+
+fn cstring(bytes: &[u8], what: &str) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{what} holds a NUL byte"),
+        )
+    })
+}
+
+fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnRequest> {
+    let id = payload.u64("id")?;
+    let shell = cstring(payload.bytes("shell")?, "the shell path")?;
+    let argc = payload.u32("argument count")?;
+    let mut args = Vec::new();
+    for _ in 0..argc {
+        args.push(cstring(payload.bytes("argument")?, "an argument")?);
+    }
+    let envc = payload.u32("environment size")?;
+    let mut env = Vec::new();
+    for _ in 0..envc {
+        env.push(cstring(payload.bytes("variable")?, "a variable")?);
+    }
+    let cwd = cstring(payload.bytes("cwd")?, "the working directory")?;
+    let sealed = payload.u8("seal flag")? == 1;
+    let mut fds = fds.into_iter();
+    let missing = || io::Error::new(io::ErrorKind::InvalidData, "spawn without its descriptors");
+    let stdin = fds.next().ok_or_else(missing)?;
+    let output = fds.next().ok_or_else(missing)?;
+    let seal = if sealed {
+        Some(fds.next().ok_or_else(missing)?)
+    } else {
+        None
+    };
+    Ok(SpawnRequest {
+        id,
+        shell,
+        args,
+        env,
+        cwd,
+        stdin,
+        output,
+        seal,
+    })
+}
+
+/// Tells the host's stderr (the helper has no logger of its own).
+fn report(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(io::stderr(), "wavesh supervisor: {message}");
+}
+
+/// The helper's main loop; returns when the host is gone and every tree has ended.
+#[allow(unsafe_code)]
+pub(crate) fn run() -> i32 {
+    let host: RawFd = 0;
+    // SAFETY: setting dispositions of signals; no handlers run Rust code.
+    unsafe {
+        for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTSTP] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+    }
+    let mut trees: HashMap<u64, Tree> = HashMap::new();
+    loop {
+        let ids: Vec<u64> = trees.keys().copied().collect();
+        let mut polls: Vec<libc::pollfd> = std::iter::once(host)
+            .chain(ids.iter().map(|id| trees[id].socket.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `polls` is a live array of the length given.
+        let n = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if polls[i + 1].revents != 0 {
+                from_subreaper(host, *id, &mut trees);
+            }
+        }
+        if polls[0].revents != 0 {
+            match recv_frame(host) {
+                Ok(Some((payload, fds))) => {
+                    if let Err(error) = from_host(host, &payload, fds, &mut trees) {
+                        report(&error.to_string());
+                    }
+                }
+                Ok(None) => break,
+                // A host that exits with messages unread resets the connection: an end
+                // like any other.
+                Err(error) if error.kind() == io::ErrorKind::ConnectionReset => break,
+                Err(error) => {
+                    report(&format!("the host channel failed: {error}"));
+                    break;
+                }
+            }
+        }
+    }
+    // The host is gone: every subreaper sees its socket close and ends its tree. Wait for
+    // them so none is left a zombie under an init that does not reap.
+    let subreapers: Vec<libc::pid_t> = trees.values().map(|tree| tree.subreaper).collect();
+    drop(trees);
+    for pid in subreapers {
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+    0
+}
+
+fn from_subreaper(host: RawFd, id: u64, trees: &mut HashMap<u64, Tree>) {
+    let Some(tree) = trees.get(&id) else { return };
+    let mut buf = [0u8; RECORD];
+    match read_exact(tree.socket.as_raw_fd(), &mut buf) {
+        Ok(()) => {
+            let (kind, a, b) = parse_record(&buf);
+            let mut out = Writer::default();
+            out.u8(kind).u64(id).i32(a).i32(b);
+            let _ = send_frame(host, &out.0, &[]);
+        }
+        Err(_) => {
+            // The subreaper exited: its tree is gone.
+            let tree = trees.remove(&id).map(|tree| tree.subreaper);
+            if let Some(pid) = tree {
+                let mut status = 0;
+                #[allow(unsafe_code)]
+                // SAFETY: waiting for our own child, which has closed its socket by exiting.
+                unsafe {
+                    libc::waitpid(pid, &mut status, 0)
+                };
+            }
+            let mut out = Writer::default();
+            out.u8(tag::GONE).u64(id).i32(0).i32(0);
+            let _ = send_frame(host, &out.0, &[]);
+        }
+    }
+}
+
+fn from_host(
+    host: RawFd,
+    payload: &[u8],
+    fds: Vec<OwnedFd>,
+    trees: &mut HashMap<u64, Tree>,
+) -> io::Result<()> {
+    let mut reader = Reader::new(payload);
+    match reader.u8("tag")? {
+        tag::SPAWN => {
+            let request = match parse_spawn(&mut reader, fds) {
+                Ok(request) => request,
+                Err(error) => {
+                    // The id comes first; answer it if it could be read.
+                    if let Ok(id) = Reader::new(&payload[1..]).u64("id") {
+                        let mut out = Writer::default();
+                        out.u8(tag::FAILED).u64(id).i32(libc::EINVAL).i32(0);
+                        let _ = send_frame(host, &out.0, &[]);
+                    }
+                    return Err(error);
+                }
+            };
+            let id = request.id;
+            match fork_subreaper(host, request, trees) {
+                Ok(tree) => {
+                    trees.insert(id, tree);
+                }
+                Err(error) => {
+                    let mut out = Writer::default();
+                    out.u8(tag::FAILED)
+                        .u64(id)
+                        .i32(error.raw_os_error().unwrap_or(libc::EIO))
+                        .i32(0);
+                    let _ = send_frame(host, &out.0, &[]);
+                }
+            }
+        }
+        tag::SIGNAL => {
+            let id = reader.u64("id")?;
+            let signal = reader.i32("signal")?;
+            if let Some(tree) = trees.get(&id) {
+                let _ = write_all(tree.socket.as_raw_fd(), &record(tag::SIGNAL, signal, 0));
+            }
+        }
+        tag::DETACH => {
+            let id = reader.u64("id")?;
+            if let Some(tree) = trees.get(&id) {
+                let _ = write_all(tree.socket.as_raw_fd(), &record(tag::DETACH, 0, 0));
+            }
+        }
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("unknown supervisor message {other}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[allow(unsafe_code)]
+fn fork_subreaper(
+    host: RawFd,
+    request: SpawnRequest,
+    trees: &HashMap<u64, Tree>,
+) -> io::Result<Tree> {
+    let mut pair = [0 as RawFd; 2];
+    // SAFETY: `pair` has room for the two descriptors.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            pair.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+    // SAFETY: this process is single-threaded, so the child may run any code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // The subreaper: it needs nothing of the helper's but its own channel.
+        // SAFETY: closing descriptors this process owns.
+        unsafe {
+            libc::close(host);
+            for tree in trees.values() {
+                libc::close(tree.socket.as_raw_fd());
+            }
+            libc::close(ours.as_raw_fd());
+        }
+        std::mem::forget(ours);
+        let code = subreaper(theirs, request);
+        // SAFETY: leaving the forked child without running the helper's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    drop(theirs);
+    // `request`'s descriptors close here: the subreaper has its own copies.
+    drop(request);
+    Ok(Tree {
+        subreaper: pid,
+        socket: ours,
+    })
+}
+
+/// The subreaper of one command. Returns its exit code.
+#[allow(unsafe_code)]
+fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
+    let socket = socket.as_raw_fd();
+    // SAFETY: process attribute and signal mask changes on this single-threaded process.
+    let signals = unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGCHLD);
+        libc::sigaddset(&mut mask, libc::SIGTERM);
+        libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut());
+        libc::signalfd(-1, &mask, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK)
+    };
+    let shell = match spawn_shell(&request) {
+        Ok(pid) => pid,
+        Err(errno) => {
+            let _ = write_all(socket, &record(tag::FAILED, errno, 0));
+            return 1;
+        }
+    };
+    drop(request);
+    if write_all(socket, &record(tag::STARTED, shell, 0)).is_err() {
+        end_tree(shell, signals);
+        return 1;
+    }
+    let mut shell_alive = true;
+    loop {
+        let mut polls = [
+            libc::pollfd {
+                fd: socket,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: signals,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `polls` is a live array of two entries.
+        let n = unsafe { libc::poll(polls.as_mut_ptr(), 2, -1) };
+        if n < 0 {
+            continue;
+        }
+        let mut terminate = false;
+        if polls[1].revents != 0 {
+            terminate = drain_signals(signals);
+            let (reaped_shell, empty) = reap(shell);
+            if let Some(status) = reaped_shell {
+                shell_alive = false;
+                let (kind, value) = status;
+                // The exit carries whether anything is left, so the host need not wait
+                // for the separate end-of-tree notice to know there are no leftovers.
+                let _ = write_all(socket, &record(kind, value, i32::from(empty)));
+            }
+            if empty && !shell_alive {
+                return 0;
+            }
+        }
+        if terminate {
+            end_tree(shell, signals);
+            return 0;
+        }
+        if polls[0].revents != 0 {
+            let mut buf = [0u8; RECORD];
+            match read_exact(socket, &mut buf) {
+                Ok(()) => match parse_record(&buf) {
+                    (tag::SIGNAL, signal, _) => signal_tree(shell, signal),
+                    // `wavesh run` leaves this tree running on purpose: let it go.
+                    (tag::DETACH, _, _) => return 0,
+                    _ => {}
+                },
+                Err(_) => {
+                    // The helper died, and with it the host's hold on this tree.
+                    end_tree(shell, signals);
+                    return 0;
+                }
+            }
+        }
+    }
+}
+
+/// Reads every pending signal; returns whether SIGTERM was among them.
+#[allow(unsafe_code)]
+fn drain_signals(signals: RawFd) -> bool {
+    let mut terminate = false;
+    loop {
+        // SAFETY: signalfd_siginfo is plain data, read into from the signalfd.
+        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+        let size = size_of::<libc::signalfd_siginfo>();
+        // SAFETY: reading one record into `info`.
+        let n = unsafe {
+            libc::read(
+                signals,
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size,
+            )
+        };
+        if n != size as isize {
+            return terminate;
+        }
+        if info.ssi_signo == libc::SIGTERM as u32 {
+            terminate = true;
+        }
+    }
+}
+
+/// Reaps every exited child. Returns the shell's status if it was among them, and
+/// whether no child at all is left.
+#[allow(unsafe_code)]
+fn reap(shell: libc::pid_t) -> (Option<(u8, i32)>, bool) {
+    let mut shell_status = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waiting for any child, without blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid == 0 {
+            return (shell_status, false);
+        }
+        if pid < 0 {
+            return (shell_status, true);
+        }
+        if pid == shell {
+            shell_status = Some(if libc::WIFSIGNALED(status) {
+                (KIND_SIGNAL, libc::WTERMSIG(status))
+            } else {
+                (KIND_CODE, libc::WEXITSTATUS(status))
+            });
+        }
+    }
+}
+
+/// Sends `signal` to the shell's group and to every descendant of this process.
+#[allow(unsafe_code)]
+fn signal_tree(shell: libc::pid_t, signal: i32) {
+    // SAFETY: sending signals.
+    unsafe {
+        libc::kill(-shell, signal);
+    }
+    for pid in descendants() {
+        // SAFETY: sending a signal.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Ends the whole tree: SIGTERM, up to [`GRACE`] for it to go, then SIGKILL until no
+/// descendant is left (a fork bomb's new children are caught by the next round).
+#[allow(unsafe_code)]
+fn end_tree(shell: libc::pid_t, signals: RawFd) {
+    signal_tree(shell, libc::SIGTERM);
+    let deadline = Instant::now() + GRACE;
+    while Instant::now() < deadline {
+        let (_, empty) = reap(shell);
+        if empty {
+            return;
+        }
+        let mut poll = libc::pollfd {
+            fd: signals,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        unsafe { libc::poll(&mut poll, 1, 20) };
+        drain_signals(signals);
+    }
+    loop {
+        signal_tree(shell, libc::SIGKILL);
+        std::thread::sleep(Duration::from_millis(5));
+        let (_, empty) = reap(shell);
+        if empty {
+            return;
+        }
+    }
+}
+
+/// Every process whose chain of parents leads to this one, from `/proc`.
+fn descendants() -> Vec<libc::pid_t> {
+    let me = std::process::id() as libc::pid_t;
+    let mut parents: Vec<(libc::pid_t, libc::pid_t)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse::<libc::pid_t>().ok())
+            else {
+                continue;
+            };
+            if let Ok(stat) = std::fs::read(entry.path().join("stat"))
+                && let Some(ppid) = parent_of(&stat)
+            {
+                parents.push((pid, ppid));
+            }
+        }
+    }
+    let mut found = vec![me];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, ppid)| *ppid == parent)
+                .map(|(pid, _)| *pid),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The parent pid from `/proc/<pid>/stat`: `pid (comm) state ppid ...`; the name may
+/// hold spaces and parentheses, so parsing starts after the last `)`.
+fn parent_of(stat: &[u8]) -> Option<libc::pid_t> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_ascii_whitespace();
+    let _state = fields.next()?;
+    fields.next()?.parse().ok()
+}
+
+/// Forks and execs the shell as a new group leader with the command's descriptors.
+/// Returns its pid, or the errno of what failed before `exec`.
+#[allow(unsafe_code)]
+fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
+    let mut argv: Vec<*const libc::c_char> = std::iter::once(request.shell.as_ptr())
+        .chain(request.args.iter().map(|arg| arg.as_ptr()))
+        .collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = request.env.iter().map(|v| v.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    let mut report = [0 as RawFd; 2];
+    // SAFETY: `report` has room for two descriptors.
+    if unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
+    }
+    // SAFETY: single-threaded process; the child below only makes system calls.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
+    }
+    if pid == 0 {
+        // SAFETY: the shell child: system calls only, then exec or _exit.
+        unsafe {
+            let fail = |report: RawFd| -> ! {
+                let errno = *libc::__errno_location();
+                libc::write(report, (&errno as *const i32).cast(), 4);
+                libc::_exit(127);
+            };
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            for signal in 1..32 {
+                if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
+            libc::setpgid(0, 0);
+            if libc::dup2(request.stdin.as_raw_fd(), 0) < 0
+                || libc::dup2(request.output.as_raw_fd(), 1) < 0
+                || libc::dup2(request.output.as_raw_fd(), 2) < 0
+            {
+                fail(report[1]);
+            }
+            if libc::chdir(request.cwd.as_ptr()) != 0 {
+                fail(report[1]);
+            }
+            #[cfg(target_os = "linux")]
+            if let Some(seal) = &request.seal
+                && let Err(errno) = crate::seal::enforce(seal.as_raw_fd())
+            {
+                *libc::__errno_location() = errno;
+                fail(report[1]);
+            }
+            libc::execve(request.shell.as_ptr(), argv.as_ptr(), envp.as_ptr());
+            fail(report[1]);
+        }
+    }
+    // SAFETY: closing our copy of the write end, then reading the child's report.
+    unsafe {
+        libc::setpgid(pid, pid);
+        libc::close(report[1]);
+    }
+    let mut errno = [0u8; 4];
+    // SAFETY: reading at most four bytes into `errno`.
+    let n = unsafe { libc::read(report[0], errno.as_mut_ptr().cast(), 4) };
+    // SAFETY: closing the read end.
+    unsafe { libc::close(report[0]) };
+    if n == 4 {
+        let mut status = 0;
+        // SAFETY: reaping the failed child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        return Err(i32::from_ne_bytes(errno));
+    }
+    Ok(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_of_reads_past_odd_names() {
+        assert_eq!(parent_of(b"12 (a) b) c) S 7 12 12 0"), Some(7));
+        assert_eq!(parent_of(b"12 (x"), None);
+    }
+
+    #[test]
+    fn records_round_trip() {
+        assert_eq!(parse_record(&record(b'X', -3, 9)), (b'X', -3, 9));
+    }
+}
