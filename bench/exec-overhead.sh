@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Foreground overhead of wavesh, measured side by side in one run (see bench/README.md).
-#   1. Library: Session::bash("true") against spawning `bash -c true` from Rust.
+#   1. Library: Session::bash("true"), direct and through the per-session supervisor,
+#      against spawning `bash -c true` from Rust.
 #   2. Whole process: `wavesh run -- true` against `bash -c true`.
 # Usage: bench/exec-overhead.sh [RUNS]   (default 200, interleaved)
 set -euo pipefail
@@ -9,7 +10,7 @@ runs="${1:-200}"
 cargo build --release -q -p wavesh
 cargo build --release -q -p wavesh-tool --example exec_overhead
 echo "== library =="
-./target/release/examples/exec_overhead "$runs"
+./target/release/examples/exec_overhead "$runs" ./target/release/wavesh
 echo "== whole process =="
 python3 - "$runs" ./target/release/wavesh <<'PY'
 import statistics, subprocess, sys, time

@@ -228,6 +228,15 @@ impl TaskManager {
             });
         }
         while set.join_next().await.is_some() {}
+        self.remove_task_outputs();
+    }
+
+    /// Removes the output files of this owner's tasks: with the owner gone nobody can ask
+    /// for them any more. Persisted foreground outputs are not tasks and stay.
+    fn remove_task_outputs(&self) {
+        for job in &self.lock().tasks {
+            crate::job::remove_quietly(job.output_path());
+        }
     }
 }
 
@@ -251,6 +260,8 @@ impl Drop for TaskManager {
             .chain(inner.leftovers.iter().copied())
             .collect();
         drop(inner);
+        // Still-running tasks write on into their unlinked files until they end.
+        self.remove_task_outputs();
         if targets.is_empty() {
             return;
         }

@@ -1,8 +1,10 @@
 //! Per-command overhead of wavesh against spawning `bash -c true` directly, interleaved.
 //!
-//! `cargo run --release -p wavesh-tool --example exec_overhead -- [RUNS]` (default 200).
-//! Both sides start the same bash; wavesh adds the prelude, the private output and cwd
-//! files, the process group, the cwd read-back and the model-text rendering.
+//! `cargo run --release -p wavesh-tool --example exec_overhead -- [RUNS] [WAVESH]`
+//! (default 200 runs). Both sides start the same bash; wavesh adds the prelude, the
+//! private output and cwd files, the process group, the cwd read-back and the model-text
+//! rendering. Given the `wavesh` binary, a third column runs the same through the
+//! per-session supervisor (Linux), as `wavesh mcp` and `wavesh run` do.
 #![expect(
     clippy::print_stdout,
     clippy::unwrap_used,
@@ -33,11 +35,20 @@ async fn main() {
     let runs: usize = std::env::args().nth(1).map_or(200, |n| n.parse().unwrap());
     let workspace = std::env::temp_dir();
     let session = Session::builder(&workspace).build().unwrap();
+    let supervised = std::env::args().nth(2).map(|binary| {
+        Session::builder(&workspace)
+            .supervisor(binary)
+            .build()
+            .unwrap()
+    });
     let bash = session.shell().path().to_path_buf();
     let ctx = CallContext::default();
     // Warm-up: page cache, first-spawn costs.
     for _ in 0..10 {
         session.bash(BashInput::new("true"), &ctx).await.unwrap();
+        if let Some(supervised) = &supervised {
+            supervised.bash(BashInput::new("true"), &ctx).await.unwrap();
+        }
         tokio::process::Command::new(&bash)
             .args(["-c", "true"])
             .status()
@@ -45,6 +56,7 @@ async fn main() {
             .unwrap();
     }
     let (mut direct, mut wavesh) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let mut through_supervisor = Vec::with_capacity(runs);
     for _ in 0..runs {
         let start = Instant::now();
         let status = tokio::process::Command::new(&bash)
@@ -63,6 +75,13 @@ async fn main() {
         let result = session.bash(BashInput::new("true"), &ctx).await.unwrap();
         wavesh.push(start.elapsed());
         assert_eq!(result.exit_code, Some(0));
+
+        if let Some(supervised) = &supervised {
+            let start = Instant::now();
+            let result = supervised.bash(BashInput::new("true"), &ctx).await.unwrap();
+            through_supervisor.push(start.elapsed());
+            assert_eq!(result.exit_code, Some(0));
+        }
     }
     let (d, w) = (median(&mut direct), median(&mut wavesh));
     println!("runs: {runs} each, interleaved; shell: {}", bash.display());
@@ -81,4 +100,18 @@ async fn main() {
         ms(w) - ms(d),
         w.as_secs_f64() / d.as_secs_f64()
     );
+    if !through_supervisor.is_empty() {
+        let s = median(&mut through_supervisor);
+        println!(
+            "wavesh through the supervisor:   median {:.3} ms, p90 {:.3} ms",
+            ms(s),
+            ms(percentile(&mut through_supervisor, 0.9))
+        );
+        println!(
+            "added per command with the supervisor: {:.3} ms (ratio {:.2}); the supervisor itself: {:.3} ms",
+            ms(s) - ms(d),
+            s.as_secs_f64() / d.as_secs_f64(),
+            ms(s) - ms(w)
+        );
+    }
 }

@@ -1,0 +1,262 @@
+//! Process trees: 500 (soak) or 40 mixed runs leave no process, no descriptor and no file;
+//! a SIGKILLed `wavesh mcp` leaves nothing running.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use wavesh_tool::{BashInput, CallContext, TaskStopInput};
+
+use crate::util::{Workspace, digit_marker, live_pids_with, wait_until};
+
+/// How many mixed runs: 500 with `WAVESH_SOAK=1`, else 40.
+fn runs() -> usize {
+    if std::env::var("WAVESH_SOAK").is_ok_and(|v| v == "1") {
+        500
+    } else {
+        40
+    }
+}
+
+/// How a run is ended.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    Abort,
+    TimeoutKill,
+    TimeoutMoveThenStop,
+    OwnerRelease,
+}
+
+/// A tree with a `setsid` escapee (its own session and group) and a grandchild that
+/// ignores SIGTERM; `first_sleep` starts it with `sleep` so the timeout kills it (EXEC-4).
+fn tree(marker: &str, first_sleep: bool) -> String {
+    let body = format!(
+        "setsid sleep 900.{marker} & (trap '' TERM; sleep 901.{marker}; true) & sleep 902.{marker}; wait"
+    );
+    if first_sleep {
+        format!("sleep 903.{marker} & {body}")
+    } else {
+        body
+    }
+}
+
+fn fd_count() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return names;
+    };
+    for entry in entries.flatten() {
+        if entry.path().is_dir() {
+            names.extend(files_in(&entry.path()));
+        } else {
+            names.push(entry.path().display().to_string());
+        }
+    }
+    names
+}
+
+/// Waits until at least `n` processes of the run are up.
+async fn started(marker: &str, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while live_pids_with(marker).len() < n {
+        assert!(Instant::now() < deadline, "run {marker} never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn one_run(session: Arc<wavesh_tool::Session>, ending: Ending, marker: String) {
+    let needle = format!(".{marker}");
+    match ending {
+        Ending::Abort => {
+            let abort = CancellationToken::new();
+            let ctx = CallContext {
+                abort: abort.clone(),
+                ..CallContext::default()
+            };
+            let waiter = {
+                let needle = needle.clone();
+                tokio::spawn(async move {
+                    started(&needle, 3).await;
+                    abort.cancel();
+                })
+            };
+            let result = session
+                .bash(BashInput::new(tree(&marker, false)), &ctx)
+                .await
+                .unwrap();
+            waiter.await.unwrap();
+            assert!(result.interrupted, "{}", result.text);
+        }
+        Ending::TimeoutKill => {
+            let mut input = BashInput::new(tree(&marker, true));
+            input.timeout_ms = Some(400);
+            let result = session.bash(input, &CallContext::default()).await.unwrap();
+            assert!(result.background_task_id.is_none(), "{}", result.text);
+        }
+        Ending::TimeoutMoveThenStop => {
+            let mut input = BashInput::new(tree(&marker, false));
+            input.timeout_ms = Some(400);
+            let result = session.bash(input, &CallContext::default()).await.unwrap();
+            let id = result.background_task_id.expect("moved to the background");
+            started(&needle, 3).await;
+            session
+                .task_stop(TaskStopInput { task_id: id })
+                .await
+                .unwrap();
+        }
+        Ending::OwnerRelease => {
+            let agent = session.subagent();
+            let mut input = BashInput::new(tree(&marker, false));
+            input.run_in_background = true;
+            agent.bash(input, &CallContext::default()).await.unwrap();
+            started(&needle, 3).await;
+            agent.release().await;
+        }
+    }
+}
+
+/// 40 (or 500) runs, ended four ways, each tree with an escapee and a SIGTERM-ignoring
+/// grandchild → no process left, no descriptor leaked, no file left once the session
+/// ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_mixed_runs_leave_nothing() {
+    let ws = Workspace::new();
+    let session = Arc::new(crate::supervised_session(&ws.root, &ws.private));
+    // Warm up (first spawn, runtime threads) before counting descriptors.
+    session
+        .bash(BashInput::new("true"), &CallContext::default())
+        .await
+        .unwrap();
+    let fds_before = fd_count();
+    let base = digit_marker();
+    let endings = [
+        Ending::Abort,
+        Ending::TimeoutKill,
+        Ending::TimeoutMoveThenStop,
+        Ending::OwnerRelease,
+    ];
+    let total = runs();
+    let mut next = 0;
+    while next < total {
+        let mut batch = tokio::task::JoinSet::new();
+        for i in next..(next + 20).min(total) {
+            let marker = format!("{base}{i:04}");
+            batch.spawn(one_run(Arc::clone(&session), endings[i % 4], marker));
+        }
+        while let Some(joined) = batch.join_next().await {
+            joined.unwrap();
+        }
+        next += 20;
+        let left = live_pids_with(&format!(".{base}"));
+        assert!(
+            wait_until(Duration::from_secs(3), || live_pids_with(&format!(
+                ".{base}"
+            ))
+            .is_empty()),
+            "after {next} runs, processes left: {left:?}"
+        );
+    }
+    // Every run's result was taken; the ended tasks' notifications go out with this.
+    session.take_notifications();
+    assert_eq!(fd_count(), fds_before, "descriptors leaked in the host");
+    let private = session.private_dir().to_path_buf();
+    let live: Vec<String> = session
+        .list_tasks()
+        .into_iter()
+        .filter(|task| task.status == "running")
+        .map(|task| task.task_id)
+        .collect();
+    assert!(live.is_empty(), "tasks still running: {live:?}");
+    session.shutdown().await;
+    drop(session);
+    let left = files_in(&private);
+    assert!(
+        left.is_empty(),
+        "files left in the output directory: {left:?}"
+    );
+}
+
+/// SIGKILL to `wavesh mcp` while it runs a foreground command and two background tasks:
+/// the helper sees its socket close and every process is gone within 2 s.
+#[test]
+fn kill_sigkill_of_the_server_leaves_nothing() {
+    let ws = Workspace::new();
+    let marker = digit_marker();
+    let mut server = ws.wavesh();
+    server
+        .args(["mcp", "--no-login-env", "--cwd"])
+        .arg(&ws.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = server.spawn().unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |value: serde_json::Value| {
+        writeln!(stdin, "{value}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "wavesh-test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (id, n) in [(2, 1), (3, 2)] {
+        let command = format!(
+            "setsid sleep 910.{marker}{n} & (trap '' TERM; sleep 911.{marker}{n}; true) & sleep 912.{marker}{n}; wait"
+        );
+        send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "Bash", "arguments": {"command": command, "run_in_background": true}}}),
+        );
+        // Notifications (resource list changes) may come first.
+        loop {
+            line.clear();
+            assert!(
+                stdout.read_line(&mut line).unwrap() > 0,
+                "the server closed"
+            );
+            if line.contains(&format!("\"id\":{id}")) {
+                break;
+            }
+        }
+        assert!(line.contains("background"), "{line}");
+    }
+    let foreground = format!(
+        "setsid sleep 910.{marker}3 & (trap '' TERM; sleep 911.{marker}3; true) & sleep 912.{marker}3; wait"
+    );
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "Bash", "arguments": {"command": foreground}}}),
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .len()
+            >= 9),
+        "the three trees never started: {:?}",
+        live_pids_with(&format!(".{marker}"))
+    );
+    server.kill().unwrap();
+    let killed = Instant::now();
+    server.wait().unwrap();
+    let gone = wait_until(Duration::from_secs(2), || {
+        live_pids_with(&format!(".{marker}")).is_empty()
+    });
+    assert!(
+        gone,
+        "left {:?} after SIGKILL: {:?}",
+        killed.elapsed(),
+        live_pids_with(&format!(".{marker}"))
+    );
+}

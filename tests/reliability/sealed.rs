@@ -1,0 +1,175 @@
+//! Sealed runs: a command run because it was classified read-only cannot write files or
+//! open TCP connections (Landlock), while read-only work goes on as before.
+
+use std::net::TcpListener;
+
+use wavesh_exec::seal::{SealSupport, support};
+use wavesh_tool::{BashInput, CallContext, Session};
+
+use crate::util::Workspace;
+
+fn sealed() -> CallContext {
+    // The test hook: the host says "approved as read-only" for whatever command it runs,
+    // as a classifier mistake would.
+    CallContext {
+        sealed: true,
+        ..CallContext::default()
+    }
+}
+
+fn sessions(ws: &Workspace) -> Vec<(&'static str, Session)> {
+    vec![
+        (
+            "supervised",
+            crate::supervised_session(&ws.root, &ws.private),
+        ),
+        (
+            "direct",
+            Session::builder(&ws.root)
+                .private_base(&ws.private)
+                .no_login_env()
+                .build()
+                .unwrap(),
+        ),
+    ]
+}
+
+fn landlock_or_skip() -> bool {
+    if support() == SealSupport::Unavailable {
+        // Reported, not hidden: the kernel has no Landlock, so nothing can be sealed.
+        println!("SKIPPED: this kernel has no Landlock; sealed runs cannot be tested here");
+        return false;
+    }
+    true
+}
+
+/// An approved `find . -name x` works sealed; mis-approved writes fail with a permission
+/// error and leave nothing; here-documents and $TMPDIR still work.
+#[tokio::test]
+async fn seal_read_only_commands_cannot_write() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.root.join("sub")).unwrap();
+    std::fs::write(ws.root.join("sub/x"), "").unwrap();
+    for (name, session) in sessions(&ws) {
+        let found = session
+            .bash(BashInput::new("find . -name x"), &sealed())
+            .await
+            .unwrap();
+        assert_eq!(found.text.trim(), "./sub/x", "{name}: {}", found.text);
+        assert_eq!(found.exit_code, Some(0), "{name}");
+
+        let touch = session
+            .bash(BashInput::new("touch x"), &sealed())
+            .await
+            .unwrap();
+        assert_ne!(touch.exit_code, Some(0), "{name}: {}", touch.text);
+        assert!(
+            touch.text.contains("Permission denied"),
+            "{name}: {}",
+            touch.text
+        );
+        assert!(!ws.root.join("x").exists(), "{name}: the file was made");
+
+        let redirect = session
+            .bash(
+                BashInput::new("echo hi > y; rm -f sub/x; ls sub"),
+                &sealed(),
+            )
+            .await
+            .unwrap();
+        assert!(
+            redirect.text.contains("Permission denied"),
+            "{name}: {}",
+            redirect.text
+        );
+        assert!(!ws.root.join("y").exists(), "{name}");
+        assert!(
+            ws.root.join("sub/x").exists(),
+            "{name}: the file was removed"
+        );
+
+        // What read-only work needs: /dev/null, stderr, a here-document larger than a
+        // pipe, and the private TMPDIR (sort's spill files).
+        let needs = format!(
+            "echo quiet > /dev/null; echo err >&2; cat <<'EOF' | wc -c\n{}\nEOF\n\
+             t=$(mktemp) && echo tmp > \"$t\" && cat \"$t\"",
+            "a".repeat(200_000)
+        );
+        let ok = session
+            .bash(BashInput::new(needs), &sealed())
+            .await
+            .unwrap();
+        assert_eq!(ok.exit_code, Some(0), "{name}: {}", ok.text);
+        assert!(ok.text.contains("err\n200001\ntmp"), "{name}: {}", ok.text);
+
+        // The same write unsealed: sealing is per call.
+        let plain = session
+            .bash(
+                BashInput::new("touch z && echo made"),
+                &CallContext::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(plain.text.trim(), "made", "{name}");
+        std::fs::remove_file(ws.root.join("z")).unwrap();
+    }
+}
+
+/// A mis-approved command cannot open a TCP connection (Landlock ABI 4 and later).
+#[tokio::test]
+async fn seal_read_only_commands_cannot_connect() {
+    if !landlock_or_skip() {
+        return;
+    }
+    if support() != SealSupport::Full {
+        println!("SKIPPED: this kernel's Landlock predates TCP rules (ABI 4)");
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = Workspace::new();
+    let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    for (name, session) in sessions(&ws) {
+        let sealed_run = session
+            .bash(BashInput::new(command.clone()), &sealed())
+            .await
+            .unwrap();
+        assert!(
+            sealed_run.text.contains("Permission denied") && !sealed_run.text.contains("connected"),
+            "{name}: {}",
+            sealed_run.text
+        );
+        let open = session
+            .bash(BashInput::new(command.clone()), &CallContext::default())
+            .await
+            .unwrap();
+        assert_eq!(open.text.trim(), "connected", "{name}");
+    }
+}
+
+/// The setting turns sealing off.
+#[tokio::test]
+async fn seal_setting_turns_it_off() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let ws = Workspace::new();
+    let config = wavesh_tool::ToolConfig {
+        seal_read_only: false,
+        ..wavesh_tool::ToolConfig::default()
+    };
+    let session = Session::builder(&ws.root)
+        .private_base(&ws.private)
+        .no_login_env()
+        .config(config)
+        .build()
+        .unwrap();
+    let result = session
+        .bash(BashInput::new("touch x && echo made"), &sealed())
+        .await
+        .unwrap();
+    assert_eq!(result.text.trim(), "made");
+}
