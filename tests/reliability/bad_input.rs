@@ -1,13 +1,13 @@
 //! The bad-input matrix, through the Bash tool (library) and `wavesh mcp`: clear errors or
 //! correct results, the host stays up, nothing is left behind.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wavesh_tool::{BashResult, CallContext, ToolError};
 
+use crate::Mcp;
 use crate::util::{Workspace, digit_marker, live_pids_with, wait_until};
 
 /// Inputs the tool must refuse, with the words the refusal must contain.
@@ -28,7 +28,7 @@ fn refused() -> Vec<(Value, &'static str)> {
         ),
         (json!({"command": "ls", "colour": "red"}), "colour"),
         (json!({}), "missing required parameter `command`"),
-        (json!("ls"), "object"),
+        (json!("ls"), "must be a JSON object"),
         (json!({"command": ""}), "parameter `command` is empty"),
         (json!({"command": " \t\n "}), "parameter `command` is empty"),
         (json!({"command": "echo a\u{0}b"}), "NUL byte at offset 6"),
@@ -182,86 +182,45 @@ async fn out_full_disk_for_the_output_directory() {
 #[test]
 fn schema_bad_input_matrix_through_mcp() {
     let ws = Workspace::new();
-    let mut server = ws.wavesh();
-    server
-        .args(["mcp", "--no-login-env", "--cwd"])
-        .arg(&ws.root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut server = server.spawn().unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut call = |id: i64, method: &str, params: Value| -> Value {
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{request}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(
-                stdout.read_line(&mut line).unwrap() > 0,
-                "the server closed"
-            );
-            let value: Value = serde_json::from_str(&line).unwrap();
-            if value["id"] == id {
-                return value;
-            }
-        }
-    };
-    call(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "wavesh-test", "version": "0"}}),
-    );
-    let text = |response: &Value| -> String {
-        response["result"]["content"]
-            .as_array()
-            .map(|blocks| {
-                blocks
-                    .iter()
-                    .filter_map(|b| b["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .unwrap_or_else(|| response.to_string())
-    };
+    let mut mcp = Mcp::start(&ws, &[]);
     let mut id = 10;
     for (input, words) in refused() {
         id += 1;
-        let response = call(
-            id,
-            "tools/call",
-            json!({"name": "Bash", "arguments": input}),
-        );
-        let answer = text(&response);
-        // A non-object `arguments` is refused by the protocol layer itself.
-        assert!(
-            answer.contains(words) || response.get("error").is_some(),
-            "{input}: {response}"
-        );
+        let answer = mcp.tool(id, "Bash", input.clone());
+        assert!(answer.contains(words), "{input}: {answer}");
     }
-    let lossy = call(
-        40,
-        "tools/call",
-        json!({"name": "Bash", "arguments": {"command": r"printf 'a\377b'"}}),
+    let big = format!("printf %s {} | wc -c", "x".repeat(1_000_000));
+    assert_eq!(
+        mcp.tool(40, "Bash", json!({"command": big})).trim(),
+        "1000000"
     );
-    assert_eq!(text(&lossy), "a\u{FFFD}b");
-    let flood = call(
-        41,
-        "tools/call",
-        json!({"name": "Bash", "arguments": {"command": "head -c 2000000 /dev/urandom"}}),
+    assert_eq!(
+        mcp.tool(41, "Bash", json!({"command": r"printf 'a\377b'"})),
+        "a\u{FFFD}b"
     );
-    assert!(text(&flood).starts_with("<persisted-output>"), "{flood}");
-    let alive = call(
+    let flood = mcp.tool(
         42,
-        "tools/call",
-        json!({"name": "Bash", "arguments": {"command": "echo still-serving"}}),
+        "Bash",
+        json!({"command": "head -c 2000000 /dev/urandom"}),
     );
-    assert_eq!(text(&alive), "still-serving");
-    drop(stdin);
-    assert!(wait_until(Duration::from_secs(5), || server
-        .try_wait()
-        .unwrap()
-        .is_some()));
+    assert!(flood.starts_with("<persisted-output>"), "{flood}");
+    let marker = digit_marker();
+    let closed = mcp.tool(
+        43,
+        "Bash",
+        json!({"command": format!("(exec >&- 2>&-; sleep 930.{marker}) & echo started")}),
+    );
+    assert_eq!(closed.trim(), "started");
+    assert_eq!(
+        mcp.tool(44, "Bash", json!({"command": "echo still-serving"})),
+        "still-serving"
+    );
+    mcp.close();
+    assert!(
+        wait_until(Duration::from_secs(3), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .is_empty()),
+        "the leftover outlived the connection"
+    );
 }

@@ -1,14 +1,13 @@
 //! Process trees: 500 (soak) or 40 mixed runs leave no process, no descriptor and no file;
 //! a SIGKILLed `wavesh mcp` leaves nothing running.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use wavesh_tool::{BashInput, CallContext, TaskStopInput};
 
+use crate::Mcp;
 use crate::util::{Workspace, digit_marker, live_pids_with, wait_until};
 
 /// How many mixed runs: 500 with `WAVESH_SOAK=1`, else 40.
@@ -173,6 +172,15 @@ async fn kill_mixed_runs_leave_nothing() {
         .map(|task| task.task_id)
         .collect();
     assert!(live.is_empty(), "tasks still running: {live:?}");
+    // Before the session ends, only the session's own tasks have files (released
+    // subagents' are gone, foreground outputs were read and removed).
+    let task_files = session.list_tasks().len();
+    let files = files_in(&private);
+    assert!(
+        files.len() <= task_files && files.iter().all(|f| f.contains("-output-")),
+        "{} files for {task_files} session tasks: {files:?}",
+        files.len()
+    );
     session.shutdown().await;
     drop(session);
     let left = files_in(&private);
@@ -188,55 +196,24 @@ async fn kill_mixed_runs_leave_nothing() {
 fn kill_sigkill_of_the_server_leaves_nothing() {
     let ws = Workspace::new();
     let marker = digit_marker();
-    let mut server = ws.wavesh();
-    server
-        .args(["mcp", "--no-login-env", "--cwd"])
-        .arg(&ws.root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut server = server.spawn().unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut send = |value: serde_json::Value| {
-        writeln!(stdin, "{value}").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "wavesh-test", "version": "0"}}}),
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    for (id, n) in [(2, 1), (3, 2)] {
-        let command = format!(
+    let mut mcp = Mcp::start(&ws, &[]);
+    let tree = |n: u32| {
+        format!(
             "setsid sleep 910.{marker}{n} & (trap '' TERM; sleep 911.{marker}{n}; true) & sleep 912.{marker}{n}; wait"
+        )
+    };
+    for (id, n) in [(2, 1), (3, 2)] {
+        let answer = mcp.tool(
+            id,
+            "Bash",
+            serde_json::json!({"command": tree(n), "run_in_background": true}),
         );
-        send(
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "Bash", "arguments": {"command": command, "run_in_background": true}}}),
-        );
-        // Notifications (resource list changes) may come first.
-        loop {
-            line.clear();
-            assert!(
-                stdout.read_line(&mut line).unwrap() > 0,
-                "the server closed"
-            );
-            if line.contains(&format!("\"id\":{id}")) {
-                break;
-            }
-        }
-        assert!(line.contains("background"), "{line}");
+        assert!(answer.contains("background"), "{answer}");
     }
-    let foreground = format!(
-        "setsid sleep 910.{marker}3 & (trap '' TERM; sleep 911.{marker}3; true) & sleep 912.{marker}3; wait"
-    );
-    send(
-        serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
-        "name": "Bash", "arguments": {"command": foreground}}}),
+    mcp.send(
+        4,
+        "tools/call",
+        serde_json::json!({"name": "Bash", "arguments": {"command": tree(3)}}),
     );
     assert!(
         wait_until(Duration::from_secs(10), || live_pids_with(&format!(
@@ -247,9 +224,9 @@ fn kill_sigkill_of_the_server_leaves_nothing() {
         "the three trees never started: {:?}",
         live_pids_with(&format!(".{marker}"))
     );
-    server.kill().unwrap();
+    mcp.child.kill().unwrap();
     let killed = Instant::now();
-    server.wait().unwrap();
+    mcp.child.wait().unwrap();
     let gone = wait_until(Duration::from_secs(2), || {
         live_pids_with(&format!(".{marker}")).is_empty()
     });
@@ -257,6 +234,44 @@ fn kill_sigkill_of_the_server_leaves_nothing() {
         gone,
         "left {:?} after SIGKILL: {:?}",
         killed.elapsed(),
+        live_pids_with(&format!(".{marker}"))
+    );
+}
+
+/// KILL-7 with escapees: a foreground command that leaves a `setsid` daemon and a plain
+/// `&` child returns at once; both stay attached to the session and end with it.
+#[tokio::test]
+async fn kill_7_foreground_leftovers_end_with_the_session() {
+    let ws = Workspace::new();
+    let session = crate::supervised_session(&ws.root, &ws.private);
+    let marker = digit_marker();
+    let result = session
+        .bash(
+            BashInput::new(format!(
+                "setsid sleep 940.{marker} & sleep 941.{marker} & \
+                 bash -c 'sleep 942.{marker} & disown' ; echo left"
+            )),
+            &CallContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.text, "left");
+    assert!(
+        wait_until(Duration::from_secs(5), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .len()
+            == 3),
+        "{:?}",
+        live_pids_with(&format!(".{marker}"))
+    );
+    session.shutdown().await;
+    assert!(
+        wait_until(Duration::from_secs(2), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .is_empty()),
+        "left after the session ended: {:?}",
         live_pids_with(&format!(".{marker}"))
     );
 }

@@ -173,3 +173,35 @@ async fn seal_setting_turns_it_off() {
         .unwrap();
     assert_eq!(result.text.trim(), "made");
 }
+
+/// Through `wavesh mcp --permission-mode wavesh`: a read-only command runs sealed (its
+/// processes have no-new-privileges, the first step of a Landlock seal) and works;
+/// `--no-seal` runs it as before.
+#[test]
+fn seal_mcp_read_only_commands_run_sealed() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.root.join("sub")).unwrap();
+    std::fs::write(ws.root.join("sub/x"), "").unwrap();
+    for (args, flag) in [
+        (&["--permission-mode", "wavesh"][..], "1"),
+        (&["--permission-mode", "wavesh", "--no-seal"][..], "0"),
+    ] {
+        let mut mcp = crate::Mcp::start(&ws, args);
+        let found = mcp.tool(2, "Bash", serde_json::json!({"command": "find . -name x"}));
+        assert_eq!(found.trim(), "./sub/x", "{args:?}");
+        let status = mcp.tool(
+            3,
+            "Bash",
+            serde_json::json!({"command": "grep NoNewPrivs /proc/self/status"}),
+        );
+        assert_eq!(
+            status.split_whitespace().last(),
+            Some(flag),
+            "{args:?}: {status}"
+        );
+        mcp.close();
+    }
+}

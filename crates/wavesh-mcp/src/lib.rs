@@ -50,6 +50,8 @@ pub enum ServeError {
     Initialize(String),
 }
 
+mod arguments;
+
 pub use permissions::{Approver, Gate, Permissions, Precheck};
 
 /// The MCP handler: the tools of one session.
@@ -183,6 +185,17 @@ impl WaveshServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let name = request.name.to_string();
+        if let Some(kind) = request
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get(arguments::MARKER))
+            .and_then(|kind| kind.as_str())
+        {
+            return CallToolResult::error(vec![ContentBlock::text(format!(
+                "<tool_use_error>invalid input: `arguments` must be a JSON object of the tool's parameters, not {kind}</tool_use_error>"
+            ))])
+            .into();
+        }
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         let sealed = match self.gate(&name, &input, &request, &context).await {
             Ok(sealed) => sealed,
@@ -492,7 +505,7 @@ where
     let closing = handler.closing.clone();
     let eof = CancellationToken::new();
     let reader = EofWatch {
-        inner: reader,
+        inner: arguments::ArgumentsCheck::new(reader),
         eof: eof.clone(),
     };
     let transport = AsyncRwTransport::<RoleServer, _, _>::new(reader, writer)
