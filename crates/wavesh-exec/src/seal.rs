@@ -15,7 +15,7 @@
 //! multi-threaded host. Where Landlock is missing the command runs unsealed and this is
 //! logged once per process.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What a sealed command may still write to.
 #[derive(Debug, Clone)]
@@ -100,7 +100,7 @@ pub fn prepare(spec: &SealSpec) -> Result<Option<Ruleset>, std::io::Error> {
     let failed = |what: &str, error: &dyn std::fmt::Display| {
         std::io::Error::other(format!("cannot build the read-only seal ({what}): {error}"))
     };
-    let open = |path: &Path| {
+    let open = |path: &std::path::Path| {
         PathFd::new(path).map_err(|error| failed(&path.display().to_string(), &error))
     };
     let mut ruleset = LandlockRuleset::default()
