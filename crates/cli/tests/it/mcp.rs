@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::util::{
-    Run, WAVESH, Workspace, digit_marker, live_pids_with, python, signal_and_expect_tree_gone,
+    Mcp, Run, WAVESH, Workspace, digit_marker, live_pids_with, python, signal_and_expect_tree_gone,
     wait_until,
 };
 
@@ -113,81 +113,6 @@ fn kill_2_mcp_sigterm_ends_the_tree() {
     );
 }
 
-/// A raw JSON-RPC connection to `wavesh mcp`.
-struct Raw {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Raw {
-    fn start(ws: &Workspace) -> Raw {
-        let mut server = ws.wavesh();
-        server
-            .args(["mcp", "--no-login-env", "--cwd"])
-            .arg(&ws.root);
-        server
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = server.spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut raw = Raw {
-            child,
-            stdin,
-            stdout,
-        };
-        raw.send_bytes(
-            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "wavesh-test", "version": "0"}}})
-            .to_string()
-            .as_bytes(),
-        );
-        raw.response(1);
-        raw.send_bytes(br#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
-        raw
-    }
-
-    fn send_bytes(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The response with this id; other lines (notifications, parse errors) are collected.
-    fn response(&mut self, id: i64) -> (serde_json::Value, Vec<serde_json::Value>) {
-        let mut others = Vec::new();
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "server closed; others: {others:?}"
-            );
-            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
-            if value["id"] == id {
-                return (value, others);
-            }
-            others.push(value);
-        }
-    }
-
-    fn call(&mut self, id: i64, name: &str, arguments: serde_json::Value) -> serde_json::Value {
-        let request = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}});
-        self.send_bytes(request.to_string().as_bytes());
-        self.response(id).0
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn result_text(response: &serde_json::Value) -> String {
     response["result"]["content"]
         .as_array()
@@ -205,7 +130,7 @@ fn result_text(response: &serde_json::Value) -> String {
 #[test]
 fn schema_1_mcp_malformed_requests() {
     let ws = Workspace::new();
-    let mut raw = Raw::start(&ws);
+    let mut raw = Mcp::start(&ws, &[]);
     let unknown = raw.call(2, "Nope", serde_json::json!({}));
     assert_eq!(unknown["result"]["isError"], true, "{unknown}");
     assert!(
@@ -228,7 +153,7 @@ fn schema_1_mcp_malformed_requests() {
     raw.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 9, \"method\": \"ping\xff\xfe\"}");
     let (pong, others) = {
         raw.send_bytes(br#"{"jsonrpc": "2.0", "id": 5, "method": "ping"}"#);
-        raw.response(5)
+        raw.answer_with_others(5)
     };
     assert!(pong.get("result").is_some(), "{pong}");
     for other in &others {
@@ -249,10 +174,11 @@ fn schema_1_mcp_malformed_requests() {
         "{}",
         &result_text(&response)[..200.min(result_text(&response).len())]
     );
-    let after = raw.call(
+    let after = raw.tool(
         7,
         "Bash",
         serde_json::json!({"command": "echo still-serving"}),
     );
-    assert_eq!(result_text(&after), "still-serving");
+    assert_eq!(after, "still-serving");
+    raw.close();
 }

@@ -125,16 +125,9 @@ pub(crate) fn send_frame(socket: RawFd, payload: &[u8], fds: &[RawFd]) -> io::Re
             }
         }
         // SAFETY: `msg` is fully initialised above.
-        let n = unsafe { libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) };
-        if n < 0 {
-            let error = io::Error::last_os_error();
-            if error.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(error);
-        }
+        let n = retrying(|| unsafe { libc::sendmsg(socket, &msg, libc::MSG_NOSIGNAL) })?;
         first = false;
-        sent += n as usize;
+        sent += n;
     }
     Ok(())
 }
@@ -158,21 +151,14 @@ pub(crate) fn recv_frame(socket: RawFd) -> io::Result<Option<(Vec<u8>, Vec<Owned
         msg.msg_control = control.as_mut_ptr().cast();
         msg.msg_controllen = control.len() as _;
         // SAFETY: `msg` points at live buffers of the sizes given.
-        let n = unsafe { libc::recvmsg(socket, &mut msg, libc::MSG_CMSG_CLOEXEC) };
-        if n < 0 {
-            let error = io::Error::last_os_error();
-            if error.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(error);
-        }
+        let n = retrying(|| unsafe { libc::recvmsg(socket, &mut msg, libc::MSG_CMSG_CLOEXEC) })?;
         if n == 0 {
             if got == 0 {
                 return Ok(None);
             }
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        got += n as usize;
+        got += n;
         // SAFETY: walking the control messages the kernel filled in.
         unsafe {
             let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
@@ -207,24 +193,32 @@ pub(crate) fn recv_frame(socket: RawFd) -> io::Result<Option<(Vec<u8>, Vec<Owned
     Ok(Some((payload, fds)))
 }
 
+/// Runs a system call that returns a count or -1, again while it is interrupted.
+fn retrying(mut call: impl FnMut() -> isize) -> io::Result<usize> {
+    loop {
+        let n = call();
+        if let Ok(n) = usize::try_from(n) {
+            return Ok(n);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
 /// Reads exactly `buf.len()` bytes.
 #[allow(unsafe_code)]
 pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
     let mut got = 0;
     while got < buf.len() {
+        let rest = &mut buf[got..];
         // SAFETY: reading into the unfilled part of `buf`.
-        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
-        if n < 0 {
-            let error = io::Error::last_os_error();
-            if error.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(error);
-        }
+        let n = retrying(|| unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) })?;
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        got += n as usize;
+        got += n;
     }
     Ok(())
 }
@@ -234,23 +228,11 @@ pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
 pub(crate) fn write_all(fd: RawFd, buf: &[u8]) -> io::Result<()> {
     let mut sent = 0;
     while sent < buf.len() {
+        let rest = &buf[sent..];
         // SAFETY: writing from the unsent part of `buf`.
-        let n = unsafe {
-            libc::send(
-                fd,
-                buf[sent..].as_ptr().cast(),
-                buf.len() - sent,
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if n < 0 {
-            let error = io::Error::last_os_error();
-            if error.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(error);
-        }
-        sent += n as usize;
+        sent += retrying(|| unsafe {
+            libc::send(fd, rest.as_ptr().cast(), rest.len(), libc::MSG_NOSIGNAL)
+        })?;
     }
     Ok(())
 }
