@@ -6,8 +6,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::util::{
-    Mcp, Run, WAVESH, Workspace, digit_marker, live_pids_with, python, signal_and_expect_tree_gone,
-    wait_until,
+    Mcp, Run, WAVESH, Workspace, digit_marker, live_pids_with, python, result_text,
+    signal_and_expect_tree_gone, wait_until,
 };
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
@@ -111,19 +111,6 @@ fn kill_2_mcp_sigterm_ends_the_tree() {
             .is_some()),
         "server did not exit"
     );
-}
-
-fn result_text(response: &serde_json::Value) -> String {
-    response["result"]["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
 }
 
 /// Malformed requests get errors that name the problem and the server keeps serving.

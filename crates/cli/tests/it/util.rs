@@ -344,16 +344,11 @@ impl Mcp {
     /// Calls a tool; the text of its content blocks, or the whole answer for an error.
     pub fn tool(&mut self, id: i64, name: &str, arguments: serde_json::Value) -> String {
         let answer = self.call(id, name, arguments);
-        answer["result"]["content"]
-            .as_array()
-            .map(|blocks| {
-                blocks
-                    .iter()
-                    .filter_map(|b| b["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .unwrap_or_else(|| answer.to_string())
+        if answer["result"]["content"].is_array() {
+            result_text(&answer)
+        } else {
+            answer.to_string()
+        }
     }
 
     /// Closes the connection and waits for the server to exit by itself.
@@ -380,4 +375,18 @@ impl Drop for Mcp {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The text of a `tools/call` answer's content blocks, joined by newlines.
+pub fn result_text(answer: &serde_json::Value) -> String {
+    answer["result"]["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
 }
