@@ -118,7 +118,8 @@ async fn seal_read_only_commands_cannot_write() {
     }
 }
 
-/// A mis-approved command cannot open a TCP connection (Landlock ABI 4 and later).
+/// A mis-approved command cannot open a TCP connection or listen (Landlock ABI 4 and
+/// later).
 #[tokio::test]
 async fn seal_read_only_commands_cannot_connect() {
     if !landlock_or_skip() {
@@ -147,6 +148,20 @@ async fn seal_read_only_commands_cannot_connect() {
             .await
             .unwrap();
         assert_eq!(open.text.trim(), "connected", "{name}");
+
+        // Listening is refused too.
+        let bind = "python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 0)); print(\"bound\")'";
+        let sealed_bind = session.bash(BashInput::new(bind), &sealed()).await.unwrap();
+        assert!(
+            sealed_bind.text.contains("PermissionError") && !sealed_bind.text.contains("bound"),
+            "{name}: {}",
+            sealed_bind.text
+        );
+        let open_bind = session
+            .bash(BashInput::new(bind), &CallContext::default())
+            .await
+            .unwrap();
+        assert_eq!(open_bind.text.trim(), "bound", "{name}");
     }
 }
 
