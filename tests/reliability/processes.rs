@@ -275,3 +275,71 @@ async fn kill_7_foreground_leftovers_end_with_the_session() {
         live_pids_with(&format!(".{marker}"))
     );
 }
+
+/// The supervisor itself is SIGKILLed: its subreapers end their trees, the running
+/// command reports being killed instead of hanging, and the next command starts a new
+/// supervisor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_a_dead_supervisor_ends_its_trees_and_is_replaced() {
+    let ws = Workspace::new();
+    let session = Arc::new(crate::supervised_session(&ws.root, &ws.private));
+    let marker = digit_marker();
+    let running = {
+        let session = Arc::clone(&session);
+        let command = format!("setsid sleep 950.{marker} & sleep 951.{marker}; wait");
+        tokio::spawn(async move {
+            session
+                .bash(BashInput::new(command), &CallContext::default())
+                .await
+        })
+    };
+    started(&format!(".{marker}"), 2).await;
+    let helpers = helpers_of(std::process::id() as i32);
+    assert_eq!(helpers.len(), 1, "one supervisor per session: {helpers:?}");
+    std::process::Command::new("kill")
+        .args(["-KILL", &helpers[0].to_string()])
+        .status()
+        .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the command hung after its supervisor died")
+        .unwrap()
+        .unwrap();
+    assert_ne!(result.exit_code, Some(0), "{}", result.text);
+    assert!(
+        wait_until(Duration::from_secs(3), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .is_empty()),
+        "left: {:?}",
+        live_pids_with(&format!(".{marker}"))
+    );
+    let again = session
+        .bash(BashInput::new("echo again"), &CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(again.text, "again");
+}
+
+/// The supervisors started by process `host`: its children running `__supervise`.
+fn helpers_of(host: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline
+                    .split(|b| *b == 0)
+                    .any(|arg| arg == wavesh_exec::supervisor::HELPER_ARG.as_bytes())
+            }) && parent_of(*pid) == Some(host)
+        })
+        .collect()
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
+    rest.split_whitespace().nth(1)?.parse().ok()
+}

@@ -35,7 +35,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
@@ -82,6 +82,8 @@ pub fn run_helper() -> i32 {
 
 /// Where a supervised command stands.
 struct Entry {
+    /// The helper connection the command was started through.
+    generation: u64,
     pgid: i32,
     started: Option<mpsc::Sender<Result<i32, i32>>>,
     exited: Option<oneshot::Sender<ExitStatus>>,
@@ -94,12 +96,14 @@ struct Shared {
     socket: Mutex<Option<Connection>>,
     entries: Mutex<HashMap<u64, Entry>>,
     next_id: AtomicU64,
+    /// Counts helpers started, so a dying one's reader ends only its own commands.
+    generations: AtomicU64,
     program: PathBuf,
-    broken: AtomicBool,
 }
 
 struct Connection {
     socket: OwnedFd,
+    generation: u64,
 }
 
 /// A session's supervisor: the helper process and the channel to it.
@@ -129,8 +133,8 @@ impl Supervisor {
             socket: Mutex::new(None),
             entries: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            generations: AtomicU64::new(0),
             program: program.into(),
-            broken: AtomicBool::new(false),
         });
         let supervisor = Supervisor { shared };
         let connection = supervisor.connect()?;
@@ -159,19 +163,23 @@ impl Supervisor {
                 ),
             )
         })?;
-        self.shared.broken.store(false, Ordering::SeqCst);
+        let generation = self.shared.generations.fetch_add(1, Ordering::SeqCst) + 1;
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
             .name("wavesh-supervisor".into())
-            .spawn(move || read_helper(&shared, OwnedFd::from(reader), child))?;
+            .spawn(move || read_helper(&shared, OwnedFd::from(reader), child, generation))?;
         Ok(Connection {
             socket: OwnedFd::from(ours),
+            generation,
         })
     }
 
-    fn send(&self, payload: &[u8], fds: &[RawFd]) -> io::Result<()> {
+    /// Sends one frame on the live connection, starting a new helper first if the last
+    /// one is gone. `before` runs with the connection's generation just before sending
+    /// (a spawn registers its command there, so no answer can come before it).
+    fn send_with(&self, payload: &[u8], fds: &[RawFd], before: impl FnOnce(u64)) -> io::Result<()> {
         let mut socket = lock(&self.shared.socket);
-        if socket.is_none() || self.shared.broken.load(Ordering::SeqCst) {
+        if socket.is_none() {
             // The helper died (it is not expected to): start a new one for new commands.
             tracing::warn!("the supervisor is gone; starting a new one");
             *socket = Some(self.connect()?);
@@ -179,7 +187,17 @@ impl Supervisor {
         let connection = socket
             .as_ref()
             .ok_or_else(|| io::Error::other("no supervisor"))?;
-        send_frame(connection.socket.as_raw_fd(), payload, fds)
+        before(connection.generation);
+        let sent = send_frame(connection.socket.as_raw_fd(), payload, fds);
+        if sent.is_err() {
+            // Gone before its reader noticed: the next call starts a new one.
+            *socket = None;
+        }
+        sent
+    }
+
+    fn send(&self, payload: &[u8], fds: &[RawFd]) -> io::Result<()> {
+        self.send_with(payload, fds, |_| {})
     }
 
     /// The id of the live tree whose shell leads group `pgid`, if the supervisor holds one.
@@ -197,29 +215,46 @@ impl Supervisor {
         self.send(&out.0, &[])
     }
 
+    /// Starts a command; if the helper turns out to be gone, once more through a new one.
     fn spawn(&self, spec: SpawnSpec) -> io::Result<SupervisedChild> {
+        match self.spawn_once(&spec) {
+            Err(error) if helper_gone(&error) => {
+                tracing::warn!(%error, "the supervisor was gone; starting the command again");
+                self.spawn_once(&spec)
+            }
+            result => result,
+        }
+    }
+
+    fn spawn_once(&self, spec: &SpawnSpec) -> io::Result<SupervisedChild> {
         let id = self.shared.next_id.fetch_add(1, Ordering::SeqCst);
         let (started_tx, started_rx) = mpsc::channel();
         let (exited_tx, exited_rx) = oneshot::channel();
-        lock(&self.shared.entries).insert(
-            id,
-            Entry {
-                pgid: 0,
-                started: Some(started_tx),
-                exited: Some(exited_tx),
-                gone: false,
-            },
-        );
-        let result = self.request_spawn(id, &spec).and_then(|()| {
-            match started_rx.recv_timeout(SPAWN_ANSWER) {
+        let entry = Entry {
+            generation: 0,
+            pgid: 0,
+            started: Some(started_tx),
+            exited: Some(exited_tx),
+            gone: false,
+        };
+        let result = self
+            .request_spawn(id, spec, |generation| {
+                lock(&self.shared.entries).insert(
+                    id,
+                    Entry {
+                        generation,
+                        ..entry
+                    },
+                );
+            })
+            .and_then(|()| match started_rx.recv_timeout(SPAWN_ANSWER) {
                 Ok(Ok(pid)) => Ok(pid),
                 Ok(Err(errno)) => Err(io::Error::from_raw_os_error(errno)),
                 Err(_) => Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     "the supervisor did not answer a spawn",
                 )),
-            }
-        });
+            });
         match result {
             Ok(pid) => Ok(SupervisedChild {
                 pid,
@@ -232,7 +267,12 @@ impl Supervisor {
         }
     }
 
-    fn request_spawn(&self, id: u64, spec: &SpawnSpec) -> io::Result<()> {
+    fn request_spawn(
+        &self,
+        id: u64,
+        spec: &SpawnSpec,
+        register: impl FnOnce(u64),
+    ) -> io::Result<()> {
         let mut env: HashMap<OsString, OsString> = std::env::vars_os().collect();
         for (key, value) in &spec.env {
             match value {
@@ -266,8 +306,16 @@ impl Supervisor {
         if let Some(seal) = &spec.seal {
             fds.push(seal.as_raw_fd());
         }
-        self.send(&out.0, &fds)
+        self.send_with(&out.0, &fds, register)
     }
+}
+
+/// Whether a spawn failed because the helper is gone (it died or its socket broke).
+fn helper_gone(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EPIPE | libc::ECONNRESET | libc::ENOTCONN)
+    )
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -276,7 +324,7 @@ fn absolute(path: &Path) -> PathBuf {
 
 /// The reader thread: routes the helper's messages to the waiting commands, and when the
 /// helper is gone, ends every wait (its trees were ended by their subreapers).
-fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child) {
+fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child, generation: u64) {
     loop {
         match recv_frame(socket.as_raw_fd()) {
             Ok(Some((payload, _))) => {
@@ -291,15 +339,28 @@ fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child) {
             }
         }
     }
-    shared.broken.store(true, Ordering::SeqCst);
+    {
+        let mut connection = lock(&shared.socket);
+        if connection
+            .as_ref()
+            .is_some_and(|c| c.generation == generation)
+        {
+            *connection = None;
+        }
+    }
     let mut entries = lock(&shared.entries);
-    if !entries.is_empty() {
+    let ids: Vec<u64> = entries
+        .iter()
+        .filter(|(_, entry)| entry.generation == generation)
+        .map(|(id, _)| *id)
+        .collect();
+    if !ids.is_empty() {
         tracing::error!(
-            commands = entries.len(),
+            commands = ids.len(),
             "the supervisor exited; its commands were ended"
         );
     }
-    for (_, mut entry) in entries.drain() {
+    for mut entry in ids.into_iter().filter_map(|id| entries.remove(&id)) {
         if let Some(started) = entry.started.take() {
             let _ = started.send(Err(libc::EPIPE));
         }
