@@ -220,3 +220,36 @@ fn seal_mcp_read_only_commands_run_sealed() {
         mcp.close();
     }
 }
+
+/// zsh writes here-documents under `$TMPPREFIX` (default `/tmp/zsh`), not `$TMPDIR`: a
+/// sealed zsh command gets both pointed at its private directory.
+#[tokio::test]
+async fn seal_zsh_here_documents_work() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let Some(zsh) = ["/usr/bin/zsh", "/bin/zsh"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).exists())
+    else {
+        // CI installs zsh; a developer machine may not have it.
+        println!("SKIPPED: no zsh on this machine");
+        return;
+    };
+    let ws = Workspace::new();
+    let session = Session::builder(&ws.root)
+        .private_base(&ws.private)
+        .no_login_env()
+        .shell(wavesh_exec::Shell::new(zsh, wavesh_exec::ShellKind::Zsh))
+        .supervisor(crate::util::WAVESH)
+        .build()
+        .unwrap();
+    let result = session
+        .bash(
+            BashInput::new("cat <<'EOF'\nfrom a here-doc\nEOF\nsort =(print b; print a)"),
+            &sealed(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.text, "from a here-doc\na\nb", "{}", result.text);
+}

@@ -432,11 +432,16 @@ impl Executor {
                 .iter()
                 .map(|(key, value)| (key.clone(), Some(value.clone())))
                 .chain(self.env.iter().cloned())
-                .chain(
-                    tmp_dir
-                        .iter()
-                        .map(|dir| (OsString::from("TMPDIR"), Some(dir.clone().into_os_string()))),
-                )
+                .chain(tmp_dir.iter().flat_map(|dir| {
+                    // zsh writes here-documents and `=(...)` under TMPPREFIX, not TMPDIR.
+                    [
+                        (OsString::from("TMPDIR"), Some(dir.clone().into_os_string())),
+                        (
+                            OsString::from("TMPPREFIX"),
+                            Some(dir.join("zsh").into_os_string()),
+                        ),
+                    ]
+                }))
                 .collect(),
             seal,
         };
