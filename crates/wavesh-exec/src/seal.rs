@@ -7,8 +7,8 @@
 //! connect. Writes stay allowed only to `/dev/null`, the command's own output file (so
 //! `>/dev/stderr`, which Linux opens through `/proc/self/fd`, works), its cwd read-back
 //! file and a private per-command `TMPDIR` (here-documents and large `sort`s need
-//! temporary files; zsh's `TMPPREFIX` is pointed there too). Reads and execution are not restricted. UDP and unix sockets are not
-//! covered by Landlock on current kernels.
+//! temporary files; zsh's `TMPPREFIX` is pointed there too). Reads and execution are not
+//! restricted. UDP and unix sockets are not covered by Landlock on current kernels.
 //!
 //! The ruleset is built in the host ([`prepare`]) and enforced in the child just before
 //! `exec` with two plain system calls ([`enforce`]), which are safe after `fork` in a
