@@ -253,3 +253,32 @@ async fn seal_zsh_here_documents_work() {
         .unwrap();
     assert_eq!(result.text, "from a here-doc\na\nb", "{}", result.text);
 }
+
+/// Everyday read-only work runs sealed as before: git status and log in a repository
+/// (git's optional index refresh fails quietly), ls, cat, wc, sort, and the built-in grep.
+#[tokio::test]
+async fn seal_everyday_read_only_commands_work() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let ws = Workspace::new();
+    let setup = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(
+            "git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m first \
+             && printf 'b\\na\\n' > f && touch -d '2000-01-01' f",
+        )
+        .current_dir(&ws.root)
+        .status()
+        .unwrap();
+    assert!(setup.success());
+    let session = crate::supervised_session(&ws.root, &ws.private);
+    let command =
+        "git status --short; git log --format=%s; ls; sort f | head -1; wc -l < f; grep -c a f";
+    let result = session
+        .bash(BashInput::new(command), &sealed())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "?? f\nfirst\nf\na\n2\n1", "{}", result.text);
+    assert_eq!(result.exit_code, Some(0));
+}
