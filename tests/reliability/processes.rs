@@ -238,8 +238,9 @@ fn kill_sigkill_of_the_server_leaves_nothing() {
     );
 }
 
-/// KILL-7 with escapees: a foreground command that leaves a `setsid` daemon and a plain
-/// `&` child returns at once; both stay attached to the session and end with it.
+/// KILL-7 with escapees: a foreground command that leaves a `setsid` process, a plain
+/// `&` child, an orphan and a daemonized orphan (new session, parent gone) returns at
+/// once; all stay attached to the session and end with it.
 #[tokio::test]
 async fn kill_7_foreground_leftovers_end_with_the_session() {
     let ws = Workspace::new();
@@ -249,7 +250,8 @@ async fn kill_7_foreground_leftovers_end_with_the_session() {
         .bash(
             BashInput::new(format!(
                 "setsid sleep 940.{marker} & sleep 941.{marker} & \
-                 bash -c 'sleep 942.{marker} & disown' ; echo left"
+                 bash -c 'sleep 942.{marker} & disown' ; \
+                 setsid bash -c 'sleep 943.{marker} & exit'; echo left"
             )),
             &CallContext::default(),
         )
@@ -261,7 +263,7 @@ async fn kill_7_foreground_leftovers_end_with_the_session() {
             ".{marker}"
         ))
         .len()
-            == 3),
+            == 4),
         "{:?}",
         live_pids_with(&format!(".{marker}"))
     );
