@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use wavesh_tool::{BashResult, CallContext, ToolError};
 
 use crate::Mcp;
-use crate::util::{Workspace, digit_marker, live_pids_with, wait_until};
+use crate::util::{Workspace, digit_marker, live_pids_with};
 
 /// Inputs the tool must refuse, with the words the refusal must contain.
 fn refused() -> Vec<(Value, &'static str)> {
@@ -106,14 +106,7 @@ async fn schema_bad_input_matrix_through_the_library() {
         .unwrap();
     assert_eq!(still.text, "still-up");
     session.shutdown().await;
-    assert!(
-        wait_until(Duration::from_secs(10), || live_pids_with(&format!(
-            ".{marker}"
-        ))
-        .is_empty()),
-        "left: {}",
-        live_pids_with(&format!(".{marker}")).len()
-    );
+    crate::expect_gone(&marker, Duration::from_secs(10), "the session ended");
 }
 
 /// A full disk for the output directory (a 2 MiB tmpfs): the command's own write fails
@@ -216,11 +209,9 @@ fn schema_bad_input_matrix_through_mcp() {
         "still-serving"
     );
     mcp.close();
-    assert!(
-        wait_until(Duration::from_secs(3), || live_pids_with(&format!(
-            ".{marker}"
-        ))
-        .is_empty()),
-        "the leftover outlived the connection"
+    crate::expect_gone(
+        &marker,
+        Duration::from_secs(3),
+        "the leftover outlived the connection",
     );
 }

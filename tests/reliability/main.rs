@@ -21,8 +21,23 @@ mod processes;
 mod sealed;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use wavesh_tool::Session;
+
+/// Asserts that within `within` no live process has `.MARKER` in its command line;
+/// `when` says what should have ended them.
+pub fn expect_gone(marker: &str, within: Duration, when: &str) {
+    let needle = format!(".{marker}");
+    let started = Instant::now();
+    let gone = util::wait_until(within, || util::live_pids_with(&needle).is_empty());
+    assert!(
+        gone,
+        "{when}: left after {:?}: {:?}",
+        started.elapsed(),
+        util::live_pids_with(&needle)
+    );
+}
 
 /// A session in `root` whose commands start through the supervisor, as `wavesh mcp` runs
 /// them.

@@ -152,14 +152,7 @@ async fn kill_mixed_runs_leave_nothing() {
             joined.unwrap();
         }
         next += 20;
-        let left = live_pids_with(&format!(".{base}"));
-        assert!(
-            wait_until(Duration::from_secs(3), || live_pids_with(&format!(
-                ".{base}"
-            ))
-            .is_empty()),
-            "after {next} runs, processes left: {left:?}"
-        );
+        crate::expect_gone(&base, Duration::from_secs(3), &format!("after {next} runs"));
     }
     // Every run's result was taken; the ended tasks' notifications go out with this.
     session.take_notifications();
@@ -225,17 +218,8 @@ fn kill_sigkill_of_the_server_leaves_nothing() {
         live_pids_with(&format!(".{marker}"))
     );
     mcp.child.kill().unwrap();
-    let killed = Instant::now();
     mcp.child.wait().unwrap();
-    let gone = wait_until(Duration::from_secs(2), || {
-        live_pids_with(&format!(".{marker}")).is_empty()
-    });
-    assert!(
-        gone,
-        "left {:?} after SIGKILL: {:?}",
-        killed.elapsed(),
-        live_pids_with(&format!(".{marker}"))
-    );
+    crate::expect_gone(&marker, Duration::from_secs(2), "the server was SIGKILLed");
 }
 
 /// KILL-7 with escapees: a foreground command that leaves a `setsid` process, a plain
@@ -268,14 +252,7 @@ async fn kill_7_foreground_leftovers_end_with_the_session() {
         live_pids_with(&format!(".{marker}"))
     );
     session.shutdown().await;
-    assert!(
-        wait_until(Duration::from_secs(2), || live_pids_with(&format!(
-            ".{marker}"
-        ))
-        .is_empty()),
-        "left after the session ended: {:?}",
-        live_pids_with(&format!(".{marker}"))
-    );
+    crate::expect_gone(&marker, Duration::from_secs(2), "the session ended");
 }
 
 /// The supervisor itself is SIGKILLed: its subreapers end their trees, the running
@@ -308,14 +285,7 @@ async fn kill_a_dead_supervisor_ends_its_trees_and_is_replaced() {
         .unwrap()
         .unwrap();
     assert_ne!(result.exit_code, Some(0), "{}", result.text);
-    assert!(
-        wait_until(Duration::from_secs(3), || live_pids_with(&format!(
-            ".{marker}"
-        ))
-        .is_empty()),
-        "left: {:?}",
-        live_pids_with(&format!(".{marker}"))
-    );
+    crate::expect_gone(&marker, Duration::from_secs(3), "the supervisor was killed");
     let again = session
         .bash(BashInput::new("echo again"), &CallContext::default())
         .await
