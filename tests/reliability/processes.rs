@@ -315,3 +315,35 @@ fn parent_of(pid: i32) -> Option<i32> {
     let rest = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
     rest.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// 200 commands at once through one supervisor: each gets its own exit code and output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_concurrent_commands_through_one_supervisor() {
+    let ws = Workspace::new();
+    let session = Arc::new(crate::supervised_session(&ws.root, &ws.private));
+    let mut runs = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let session = Arc::clone(&session);
+        runs.spawn(async move {
+            let result = session
+                .bash(
+                    BashInput::new(format!(
+                        "sleep 0.$((RANDOM % 5)); echo run-{i}; exit $(({i} % 7))"
+                    )),
+                    &CallContext::default(),
+                )
+                .await
+                .unwrap();
+            (i, result)
+        });
+    }
+    while let Some(joined) = runs.join_next().await {
+        let (i, result) = joined.unwrap();
+        assert_eq!(result.exit_code, Some(i % 7), "run {i}: {}", result.text);
+        assert!(
+            result.text.ends_with(&format!("run-{i}")),
+            "run {i}: {}",
+            result.text
+        );
+    }
+}
