@@ -4,7 +4,8 @@
 //! (default 200 runs). Both sides start the same bash; wavesh adds the prelude, the
 //! private output and cwd files, the process group, the cwd read-back and the model-text
 //! rendering. Given the `wavesh` binary, a third column runs the same through the
-//! per-session supervisor (Linux), as `wavesh mcp` and `wavesh run` do.
+//! per-session supervisor (Linux), as `wavesh mcp` and `wavesh run` do, and a fourth
+//! sealed (a private TMPDIR and a Landlock ruleset per command).
 #![expect(
     clippy::print_stdout,
     clippy::unwrap_used,
@@ -57,6 +58,11 @@ async fn main() {
     }
     let (mut direct, mut wavesh) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     let mut through_supervisor = Vec::with_capacity(runs);
+    let mut sealed_runs = Vec::with_capacity(runs);
+    let sealed = CallContext {
+        sealed: true,
+        ..CallContext::default()
+    };
     for _ in 0..runs {
         let start = Instant::now();
         let status = tokio::process::Command::new(&bash)
@@ -80,6 +86,14 @@ async fn main() {
             let start = Instant::now();
             let result = supervised.bash(BashInput::new("true"), &ctx).await.unwrap();
             through_supervisor.push(start.elapsed());
+            assert_eq!(result.exit_code, Some(0));
+
+            let start = Instant::now();
+            let result = supervised
+                .bash(BashInput::new("true"), &sealed)
+                .await
+                .unwrap();
+            sealed_runs.push(start.elapsed());
             assert_eq!(result.exit_code, Some(0));
         }
     }
@@ -112,6 +126,13 @@ async fn main() {
             ms(s) - ms(d),
             s.as_secs_f64() / d.as_secs_f64(),
             ms(s) - ms(w)
+        );
+        let sealed = median(&mut sealed_runs);
+        println!(
+            "sealed, through the supervisor:  median {:.3} ms, p90 {:.3} ms (Landlock: {:?})",
+            ms(sealed),
+            ms(percentile(&mut sealed_runs, 0.9)),
+            wavesh_exec::seal::support()
         );
     }
 }
