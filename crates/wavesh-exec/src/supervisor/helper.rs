@@ -324,6 +324,12 @@ fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
         libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut());
         libc::signalfd(-1, &mask, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK)
     };
+    if signals < 0 {
+        // Without it no exit would ever be seen: refuse rather than hang.
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let _ = write_all(socket, &record(tag::FAILED, errno, 0));
+        return 1;
+    }
     let shell = match spawn_shell(&request) {
         Ok(pid) => pid,
         Err(errno) => {
