@@ -172,4 +172,48 @@ mod tests {
         assert!(lines[1].contains("an array"), "{text}");
         assert_eq!(lines[2], "last");
     }
+
+    fn json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            "[ -~]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                proptest::collection::btree_map("[a-z]{1,9}|arguments", inner, 0..4)
+                    .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any line either passes byte for byte, or is the same request with only its
+        /// non-object `arguments` replaced by the marker.
+        #[test]
+        fn lines_are_kept_or_only_their_arguments_change(
+            arguments in json(),
+            extra in json(),
+            method in "tools/call|ping",
+        ) {
+            let line = format!(
+                "{}\n",
+                serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method,
+                    "params": {"name": "Bash", "arguments": arguments, "extra": extra}})
+            );
+            let out = checked(line.clone().into_bytes());
+            let odd = method == "tools/call" && !(arguments.is_object() || arguments.is_null());
+            if odd {
+                let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                proptest::prop_assert!(value["params"]["arguments"][MARKER].is_string());
+                proptest::prop_assert_eq!(&value["params"]["extra"], &extra);
+                proptest::prop_assert!(out.ends_with(b"\n"));
+            } else {
+                proptest::prop_assert_eq!(out, line.into_bytes());
+            }
+        }
+    }
 }

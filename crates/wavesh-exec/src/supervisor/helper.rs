@@ -326,7 +326,9 @@ fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
     };
     if signals < 0 {
         // Without it no exit would ever be seen: refuse rather than hang.
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let errno = io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
         let _ = write_all(socket, &record(tag::FAILED, errno, 0));
         return 1;
     }
