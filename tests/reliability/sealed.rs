@@ -282,3 +282,49 @@ async fn seal_everyday_read_only_commands_work() {
     assert_eq!(result.text, "?? f\nfirst\nf\na\n2\n1", "{}", result.text);
     assert_eq!(result.exit_code, Some(0));
 }
+
+/// A read-only command that reads over the network (`gh pr view`) keeps TCP connect when
+/// sealed, while its files stay sealed and listening stays refused. Through `wavesh mcp`,
+/// with a stand-in `gh` on PATH that connects and then tries to write.
+#[test]
+fn seal_network_readers_keep_tcp_connect_only() {
+    if !landlock_or_skip() {
+        return;
+    }
+    if support() != SealSupport::Full {
+        println!("SKIPPED: this kernel's Landlock predates TCP rules (ABI 4)");
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = Workspace::new();
+    let bin = ws.root.parent().unwrap().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        format!(
+            "#!/bin/bash\nexec 3<>/dev/tcp/127.0.0.1/{port} && echo connected\n\
+             touch written 2>/dev/null && echo wrote || echo no-write\n\
+             python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 0))' 2>/dev/null && echo bound || echo no-bind\n"
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&gh)
+        .status()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut mcp = crate::Mcp::start_with(&ws, &["--permission-mode", "wavesh"], |server| {
+        server.env("PATH", &path);
+    });
+    let answer = mcp.tool(2, "Bash", serde_json::json!({"command": "gh pr view 1"}));
+    assert_eq!(answer, "connected\nno-write\nno-bind", "{answer}");
+    assert!(!ws.root.join("written").exists());
+    mcp.close();
+}

@@ -159,6 +159,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         move_to_background: CancellationToken::new(),
         // The user typed the command: it is theirs to run, not sealed.
         sealed: false,
+        sealed_network: false,
     };
     let outcome = session.bash(input, &ctx).await;
     drop(spinner);

@@ -87,6 +87,9 @@ pub struct Controls {
     /// or the user, not `dangerouslyDisableSandbox`): seal it where the platform can
     /// ([`crate::seal`]), unless the executor's sealing is off.
     pub sealed: bool,
+    /// A sealed command may still open TCP connections: it reads over the network, as
+    /// `gh pr view` does (`wavesh_policy::reads_over_network`). Files stay sealed.
+    pub sealed_network: bool,
 }
 
 impl std::fmt::Debug for Controls {
@@ -95,6 +98,7 @@ impl std::fmt::Debug for Controls {
             .field("abort", &self.abort.is_cancelled())
             .field("progress", &self.progress.is_some())
             .field("sealed", &self.sealed)
+            .field("sealed_network", &self.sealed_network)
             .finish()
     }
 }
@@ -282,7 +286,7 @@ impl Executor {
         tasks: &TaskManager,
     ) -> Result<Outcome, ExecError> {
         let started = Instant::now();
-        let job = self.start(&request, controls.sealed, tasks)?;
+        let job = self.start(&request, controls, tasks)?;
         let (timeout, on_timeout) = match request.mode {
             Mode::Background => {
                 // Never in the foreground: there is nothing to commit.
@@ -382,9 +386,10 @@ impl Executor {
     fn start(
         &self,
         request: &Request,
-        sealed: bool,
+        controls: &Controls,
         tasks: &TaskManager,
     ) -> Result<Arc<Job>, ExecError> {
+        let sealed = controls.sealed;
         if !request.cwd.is_dir() {
             return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
         }
@@ -413,7 +418,12 @@ impl Executor {
         let command = self.command_file(&request.command).map_err(cleanup)?;
         let seal = match &tmp_dir {
             Some(dir) => self
-                .seal(dir, &output_path, cwd_file.as_deref())
+                .seal(
+                    dir,
+                    &output_path,
+                    cwd_file.as_deref(),
+                    controls.sealed_network,
+                )
                 .map_err(cleanup)?,
             None => None,
         };
@@ -473,6 +483,7 @@ impl Executor {
         tmp_dir: &Path,
         output: &Path,
         cwd_file: Option<&Path>,
+        network: bool,
     ) -> Result<Option<crate::seal::Ruleset>, ExecError> {
         let failed = |source: std::io::Error| ExecError::Seal {
             path: tmp_dir.to_path_buf(),
@@ -484,6 +495,7 @@ impl Executor {
                 .chain(cwd_file.map(Path::to_path_buf))
                 .collect(),
             writable_dir: tmp_dir.to_path_buf(),
+            allow_connect: network,
         })
         .map_err(failed)
     }

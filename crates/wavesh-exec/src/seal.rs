@@ -24,6 +24,9 @@ pub struct SealSpec {
     pub writable_files: Vec<PathBuf>,
     /// A directory the command may do anything in: its private `TMPDIR`.
     pub writable_dir: PathBuf,
+    /// Keep TCP connect (a read-only command that reads over the network, such as
+    /// `gh pr view`); binding stays denied.
+    pub allow_connect: bool,
 }
 
 /// A prepared ruleset: a Landlock ruleset descriptor, passed to the child.
@@ -107,7 +110,11 @@ pub fn prepare(spec: &SealSpec) -> Result<Option<Ruleset>, std::io::Error> {
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(writes)
         .map_err(|e| failed("file rights", &e))?
-        .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+        .handle_access(if spec.allow_connect {
+            BitFlags::from(AccessNet::BindTcp)
+        } else {
+            AccessNet::BindTcp | AccessNet::ConnectTcp
+        })
         .map_err(|e| failed("network rights", &e))?
         .create()
         .map_err(|e| failed("create", &e))?;
@@ -179,6 +186,7 @@ mod tests {
         let ruleset = prepare(&SealSpec {
             writable_files: Vec::new(),
             writable_dir: tmp.clone(),
+            allow_connect: false,
         })
         .unwrap()
         .expect("Landlock is available");

@@ -73,7 +73,7 @@ impl WaveshServer {
         }
     }
 
-    /// The permission gate for a Bash call: `Ok(sealed)` runs it (sealed when it runs only
+    /// The permission gate for a Bash call: `Ok(seal)` runs it (sealed when it runs only
     /// because it was classified read-only), `Err` answers instead. Invalid input passes:
     /// the tool reports it itself.
     async fn gate(
@@ -82,18 +82,18 @@ impl WaveshServer {
         input: &serde_json::Value,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<bool, Box<CallToolResponse>> {
+    ) -> Result<Seal, Box<CallToolResponse>> {
         if name != wavesh_tool::BASH_TOOL_NAME {
-            return Ok(false);
+            return Ok(Seal::default());
         }
         let Ok(parsed) = wavesh_tool::parse_bash_input(input) else {
-            return Ok(false);
+            return Ok(Seal::default());
         };
         let dialect = match self.session.shell().kind() {
             wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
             wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
         };
-        let refuse = |message: String| -> Result<bool, Box<CallToolResponse>> {
+        let refuse = |message: String| -> Result<Seal, Box<CallToolResponse>> {
             Err(Box::new(
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "<tool_use_error>{message}</tool_use_error>"
@@ -107,7 +107,7 @@ impl WaveshServer {
             self.session.cwd(),
             dialect,
         ) {
-            Ok(Precheck::Run { sealed }) => return Ok(sealed),
+            Ok(Precheck::Run { sealed, network }) => return Ok(Seal { sealed, network }),
             Ok(Precheck::Ask(decision)) => decision,
             Err(message) => return refuse(message),
         };
@@ -119,7 +119,7 @@ impl WaveshServer {
         {
             return match serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()) {
                 Ok(result) => match self.permissions.answer(&result, &decision) {
-                    Gate::Run => Ok(false),
+                    Gate::Run => Ok(Seal::default()),
                     Gate::Refuse(message) => refuse(message),
                 },
                 Err(error) => refuse(format!(
@@ -156,7 +156,7 @@ impl WaveshServer {
             .ask_by_request(&context.peer, &parsed.command, &decision)
             .await
         {
-            Gate::Run => Ok(false),
+            Gate::Run => Ok(Seal::default()),
             Gate::Refuse(message) => refuse(message),
         }
     }
@@ -197,8 +197,8 @@ impl WaveshServer {
             .into();
         }
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-        let sealed = match self.gate(&name, &input, &request, &context).await {
-            Ok(sealed) => sealed,
+        let seal = match self.gate(&name, &input, &request, &context).await {
+            Ok(seal) => seal,
             Err(response) => return *response,
         };
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
@@ -212,7 +212,8 @@ impl WaveshServer {
         let ctx = CallContext {
             abort,
             progress: progress_sink(&context),
-            sealed,
+            sealed: seal.sealed,
+            sealed_network: seal.network,
             ..CallContext::default()
         };
         // Pending when the call starts: a task stopped by this very call is told in the
@@ -463,6 +464,13 @@ async fn log_task_end(peer: &Peer<RoleServer>, task: &TaskInfo, uri: &str) {
     if let Err(error) = peer.notify_logging_message(message).await {
         tracing::debug!(%error, "logging message not sent");
     }
+}
+
+/// How a call that may run is sealed.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seal {
+    sealed: bool,
+    network: bool,
 }
 
 /// Wraps the input stream and cancels a token when it reaches end of file.

@@ -45,6 +45,8 @@ pub enum Precheck {
     Run {
         /// Seal it (Landlock on Linux).
         sealed: bool,
+        /// The sealed command reads over the network (`gh pr view`): keep TCP connect.
+        network: bool,
     },
     /// The user must answer first.
     Ask(Decision),
@@ -62,6 +64,15 @@ pub enum Gate {
 impl Permissions {
     /// Decides for `command` run in `cwd`.
     pub fn decision(&self, command: &str, cwd: PathBuf, dialect: Dialect) -> Decision {
+        self.decision_and_analysis(command, cwd, dialect).0
+    }
+
+    fn decision_and_analysis(
+        &self,
+        command: &str,
+        cwd: PathBuf,
+        dialect: Dialect,
+    ) -> (Decision, wavesh_parse::Analysis) {
         let env: Vec<(String, String)> = std::env::vars().collect();
         let ctx = ClassifyContext {
             home: std::env::var_os("HOME")
@@ -76,7 +87,8 @@ impl Permissions {
             .settings
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        decide(command, &analysis, &settings, self.mode, &ctx)
+        let decision = decide(command, &analysis, &settings, self.mode, &ctx);
+        (decision, analysis)
     }
 
     /// What to do before running a Bash call, short of asking; `Err` refuses with a
@@ -90,7 +102,7 @@ impl Permissions {
         cwd: PathBuf,
         dialect: Dialect,
     ) -> Result<Precheck, String> {
-        let mut decision = self.decision(command, cwd, dialect);
+        let (mut decision, analysis) = self.decision_and_analysis(command, cwd, dialect);
         if decision.outcome == Outcome::Deny {
             return Err(format!(
                 "Permission denied: {}",
@@ -98,7 +110,10 @@ impl Permissions {
             ));
         }
         if self.approver == Approver::Host {
-            return Ok(Precheck::Run { sealed: false });
+            return Ok(Precheck::Run {
+                sealed: false,
+                network: false,
+            });
         }
         if unsandboxed && decision.outcome == Outcome::Allow && decision.matched_rules.is_empty() {
             decision.outcome = Outcome::Ask;
@@ -106,6 +121,7 @@ impl Permissions {
         if decision.outcome == Outcome::Allow {
             return Ok(Precheck::Run {
                 sealed: decision.allowed_as_read_only(),
+                network: wavesh_policy::reads_over_network(&analysis),
             });
         }
         Ok(Precheck::Ask(decision))

@@ -26,6 +26,21 @@ pub use classify::{ClassifyContext, GitContext, Verdict, classify, command_is_re
 pub use decide::{Decision, Outcome, PermissionMode, decide};
 pub use wavesh_parse::Dialect;
 
+/// Programs whose read-only commands read over the network (`gh pr view` asks GitHub's
+/// API): a sealed run of them keeps TCP connect, while files stay sealed.
+pub const NETWORK_READERS: &[&str] = &["gh"];
+
+/// Whether a command runs a program that reads over the network ([`NETWORK_READERS`]),
+/// anywhere in it.
+pub fn reads_over_network(analysis: &wavesh_parse::Analysis) -> bool {
+    analysis
+        .commands
+        .iter()
+        .chain(&analysis.nested)
+        .filter_map(|command| command.argv.first())
+        .any(|program| NETWORK_READERS.contains(&program.value.as_str()))
+}
+
 /// The capability a `Bash` call is declared with (RO-6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capability {
@@ -69,4 +84,18 @@ pub fn check(command: &str, dialect: Dialect, ctx: &ClassifyContext) -> Verdict 
 /// RO-8: whether a command may rewrite the workspace (anything not provably read-only).
 pub fn may_rewrite_workspace(command: &str, dialect: Dialect, ctx: &ClassifyContext) -> bool {
     !check(command, dialect, ctx).read_only
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_readers_are_found_anywhere_in_a_command() {
+        let reads = |text: &str| reads_over_network(&wavesh_parse::analyze(text, Dialect::Bash));
+        assert!(reads("gh pr view 1 | head -5"));
+        assert!(reads("echo \"$(gh api repos/o/r)\""));
+        assert!(!reads("ls -la; git log -1"));
+        assert!(!reads("echo gh"));
+    }
 }

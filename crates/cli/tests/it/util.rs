@@ -246,7 +246,14 @@ pub struct Mcp {
 impl Mcp {
     /// Starts `wavesh mcp --no-login-env --cwd ROOT ARGS` and initializes it.
     pub fn start(ws: &Workspace, args: &[&str]) -> Mcp {
+        Mcp::start_with(ws, args, |_| {})
+    }
+
+    /// As [`Mcp::start`], with `adjust` changing the server's command first (its
+    /// environment, say).
+    pub fn start_with(ws: &Workspace, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Mcp {
         let mut server = ws.wavesh();
+        adjust(&mut server);
         server
             .args(["mcp", "--no-login-env", "--cwd"])
             .arg(&ws.root)
