@@ -139,7 +139,7 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
     value
 }
 
-/// The JSON schema of the `Bash` input, derived from [`BashParams`]. Booleans are typed
+/// The JSON schema of the `Bash` input, derived from `BashParams`. Booleans are typed
 /// as booleans; the strings of SCHEMA-2 are accepted anyway. `timeout` has no `maximum`
 /// keyword: values above the advertised maximum run as given (SCHEMA-4). Its description
 /// states the configured default and maximum (SCHEMA-3).
