@@ -347,3 +347,49 @@ async fn kill_concurrent_commands_through_one_supervisor() {
         );
     }
 }
+
+/// A subreaper killed from outside: its command does not hang — its group is ended and
+/// the task reports being killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_a_lost_subreaper_does_not_hang_its_command() {
+    let ws = Workspace::new();
+    let session = crate::supervised_session(&ws.root, &ws.private);
+    let marker = digit_marker();
+    let mut input = BashInput::new(format!("sleep 970.{marker}; echo never"));
+    input.run_in_background = true;
+    let started_task = session.bash(input, &CallContext::default()).await.unwrap();
+    let id = started_task.background_task_id.unwrap();
+    started(&format!(".{marker}"), 1).await;
+    let shell = session
+        .list_tasks()
+        .into_iter()
+        .find(|task| task.task_id == id)
+        .unwrap()
+        .pid;
+    let subreaper = parent_of(shell).unwrap();
+    assert_ne!(
+        subreaper,
+        std::process::id() as i32,
+        "the host is never the parent"
+    );
+    std::process::Command::new("kill")
+        .args(["-KILL", &subreaper.to_string()])
+        .status()
+        .unwrap();
+    let output = tokio::time::timeout(
+        Duration::from_secs(10),
+        session.task_output(
+            wavesh_tool::TaskOutputInput {
+                task_id: id,
+                block: true,
+                timeout_ms: 10_000,
+            },
+            &CallContext::default(),
+        ),
+    )
+    .await
+    .expect("the task hung after losing its subreaper")
+    .unwrap();
+    assert_ne!(output.status, "running", "{}", output.text);
+    crate::expect_gone(&marker, Duration::from_secs(2), "the subreaper was killed");
+}

@@ -411,7 +411,22 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
             }
         }
         tag::GONE => {
-            entries.remove(&id);
+            if let Some(mut entry) = entries.remove(&id)
+                && let Some(exited) = entry.exited.take()
+            {
+                // The subreaper went away before the shell's exit (it was killed from
+                // outside): end the group directly, the most that can still be reached,
+                // and say the command was killed rather than leave its caller waiting.
+                tracing::error!(
+                    pgid = entry.pgid,
+                    "the supervisor lost a command; ending its process group"
+                );
+                if entry.pgid > 0 {
+                    // SAFETY: sending a signal to a process group.
+                    unsafe { libc::kill(-entry.pgid, libc::SIGKILL) };
+                }
+                let _ = exited.send(ExitStatus::Signal(libc::SIGKILL));
+            }
         }
         other => {
             return Err(io::Error::new(
