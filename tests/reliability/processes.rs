@@ -393,3 +393,22 @@ async fn kill_a_lost_subreaper_does_not_hang_its_command() {
     assert_ne!(output.status, "running", "{}", output.text);
     crate::expect_gone(&marker, Duration::from_secs(2), "the subreaper was killed");
 }
+
+/// A supervisor program that is not one (another program, another wavesh version): the
+/// session says so in its log and runs commands as direct children.
+#[tokio::test]
+async fn kill_a_wrong_supervisor_falls_back_to_process_groups() {
+    let ws = Workspace::new();
+    let session = wavesh_tool::Session::builder(&ws.root)
+        .private_base(&ws.private)
+        .no_login_env()
+        .supervisor("/bin/true")
+        .build()
+        .unwrap();
+    let result = session
+        .bash(BashInput::new("echo direct"), &CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(result.text, "direct");
+    assert!(helpers_of(std::process::id() as i32).is_empty());
+}

@@ -19,7 +19,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::wire::{Reader, Writer, read_exact, recv_frame, send_frame, write_all};
-use super::{KIND_CODE, KIND_SIGNAL, tag};
+use super::{KIND_CODE, KIND_SIGNAL, PROTOCOL, tag};
 
 /// One record between helper and subreaper: a tag and two integers.
 const RECORD: usize = 9;
@@ -118,6 +118,12 @@ pub(crate) fn run() -> i32 {
         for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTSTP] {
             libc::signal(signal, libc::SIG_IGN);
         }
+    }
+    // First words: which protocol this helper speaks.
+    let mut hello = Writer::default();
+    hello.u8(tag::HELLO).u64(0).i32(PROTOCOL).i32(0);
+    if send_frame(host, &hello.0, &[]).is_err() {
+        return 1;
     }
     let mut trees: HashMap<u64, Tree> = HashMap::new();
     loop {

@@ -66,7 +66,16 @@ mod tag {
     pub const EXIT_SIGNAL: u8 = b'Y';
     /// → host: nothing of the tree is left.
     pub const GONE: u8 = b'G';
+    /// helper → host, first: the protocol it speaks.
+    pub const HELLO: u8 = b'H';
 }
+
+/// The protocol version host and helper must share: a helper of another wavesh version
+/// is refused at start, not misread later.
+const PROTOCOL: i32 = 1;
+
+/// How long the host waits for a new helper's first words.
+const HELLO_WAIT: Duration = Duration::from_secs(10);
 
 const KIND_CODE: u8 = tag::EXIT_CODE;
 const KIND_SIGNAL: u8 = tag::EXIT_SIGNAL;
@@ -163,6 +172,22 @@ impl Supervisor {
                 ),
             )
         })?;
+        // The command still holds our copy of the helper's end: close it, or the helper's
+        // exit would never read as end of file.
+        drop(command);
+        if let Err(error) = expect_hello(&reader) {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::new(
+                error.kind(),
+                format!(
+                    "the supervisor {} {HELPER_ARG} did not start: {error} (it must be the \
+                     wavesh binary of this version)",
+                    self.shared.program.display()
+                ),
+            ));
+        }
         let generation = self.shared.generations.fetch_add(1, Ordering::SeqCst) + 1;
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
@@ -308,6 +333,37 @@ impl Supervisor {
         }
         self.send_with(&out.0, &fds, register)
     }
+}
+
+/// Reads a new helper's first frame and checks its protocol.
+fn expect_hello(socket: &std::os::unix::net::UnixStream) -> io::Result<()> {
+    socket.set_read_timeout(Some(HELLO_WAIT))?;
+    let frame = recv_frame(socket.as_raw_fd()).map_err(|error| {
+        if error.kind() == io::ErrorKind::WouldBlock {
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no answer within {} s", HELLO_WAIT.as_secs()),
+            )
+        } else {
+            error
+        }
+    });
+    socket.set_read_timeout(None)?;
+    let Some((payload, _)) = frame? else {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "it exited without a word",
+        ));
+    };
+    let mut reader = Reader::new(&payload);
+    let (kind, _, version) = (reader.u8("tag")?, reader.u64("id")?, reader.i32("version")?);
+    if kind != tag::HELLO || version != PROTOCOL {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("it speaks protocol {version}, not {PROTOCOL}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a spawn failed because the helper is gone (it died or its socket broke).
@@ -534,5 +590,22 @@ impl Signaller for SupervisedSignaller {
             }
             lock(&self.supervisor.shared.entries).remove(&id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program that is not a wavesh supervisor is refused at start, by name.
+    #[test]
+    fn a_helper_that_does_not_answer_is_refused() {
+        let error = Supervisor::start("/bin/true").expect_err("/bin/true is no supervisor");
+        let text = error.to_string();
+        assert!(
+            text.contains("/bin/true __supervise did not start"),
+            "{text}"
+        );
+        assert!(text.contains("exited without a word"), "{text}");
     }
 }
