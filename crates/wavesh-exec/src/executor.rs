@@ -286,7 +286,7 @@ impl Executor {
         tasks: &TaskManager,
     ) -> Result<Outcome, ExecError> {
         let started = Instant::now();
-        let job = self.start(&request, controls, tasks)?;
+        let job = self.start(&request, controls, tasks).await?;
         let (timeout, on_timeout) = match request.mode {
             Mode::Background => {
                 // Never in the foreground: there is nothing to commit.
@@ -383,7 +383,7 @@ impl Executor {
     }
 
     /// Creates the private files and starts the shell.
-    fn start(
+    async fn start(
         &self,
         request: &Request,
         controls: &Controls,
@@ -455,7 +455,7 @@ impl Executor {
                 .collect(),
             seal,
         };
-        let child = self.spawner.spawn(spec).map_err(|source| {
+        let child = self.spawner.spawn_async(spec).await.map_err(|source| {
             cleanup(ExecError::Spawn {
                 shell: self.shell.path().display().to_string(),
                 source,

@@ -89,10 +89,20 @@ pub trait SpawnedChild: Send {
     fn wait(self: Box<Self>) -> Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send>>;
 }
 
+/// A spawn in progress.
+pub type SpawnFuture<'a> =
+    Pin<Box<dyn Future<Output = io::Result<Box<dyn SpawnedChild>>> + Send + 'a>>;
+
 /// Starts shells.
 pub trait Spawner: Send + Sync {
     /// Starts the shell of `spec` in a new process group.
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>>;
+
+    /// Starts the shell of `spec`, awaiting rather than blocking on anything beyond the
+    /// spawn itself (a supervisor's answer). By default, [`Spawner::spawn`].
+    fn spawn_async(&self, spec: SpawnSpec) -> SpawnFuture<'_> {
+        Box::pin(std::future::ready(self.spawn(spec)))
+    }
 }
 
 /// Spawns the shell directly as a child of this process, leading a new process group.

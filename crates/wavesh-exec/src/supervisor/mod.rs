@@ -42,7 +42,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::kill::{KillSignal, SignalError, Signaller};
-use crate::spawn::{ExitStatus, SpawnSpec, SpawnedChild, Spawner, shell_args};
+use crate::spawn::{ExitStatus, SpawnFuture, SpawnSpec, SpawnedChild, Spawner, shell_args};
 use wire::{Reader, Writer, recv_frame, send_frame};
 
 /// The hidden subcommand that runs the helper.
@@ -94,10 +94,26 @@ struct Entry {
     /// The helper connection the command was started through.
     generation: u64,
     pgid: i32,
-    started: Option<mpsc::Sender<Result<i32, i32>>>,
+    started: Option<Started>,
     exited: Option<oneshot::Sender<ExitStatus>>,
     /// The shell exited and nothing of its tree was left.
     gone: bool,
+}
+
+/// Where the helper's answer to a spawn goes: a blocked thread or an awaiting task.
+enum Started {
+    Blocking(mpsc::Sender<Result<i32, i32>>),
+    Async(oneshot::Sender<Result<i32, i32>>),
+}
+
+impl Started {
+    fn send(self, answer: Result<i32, i32>) {
+        // The spawner may have given up waiting; then nobody needs the answer.
+        let _ = match self {
+            Started::Blocking(tx) => tx.send(answer).map_err(drop),
+            Started::Async(tx) => tx.send(answer).map_err(drop),
+        };
+    }
 }
 
 struct Shared {
@@ -240,56 +256,96 @@ impl Supervisor {
         self.send(&out.0, &[])
     }
 
-    /// Starts a command; if the helper turns out to be gone, once more through a new one.
-    fn spawn(&self, spec: SpawnSpec) -> io::Result<SupervisedChild> {
-        match self.spawn_once(&spec) {
+    /// Starts a command, waiting in this thread for the helper's answer; if the helper
+    /// turns out to be gone, once more through a new one.
+    fn spawn(&self, spec: &SpawnSpec) -> io::Result<SupervisedChild> {
+        let once = || {
+            let (tx, rx) = mpsc::channel();
+            let (id, exited) = self.register_spawn(spec, Started::Blocking(tx))?;
+            let answer = rx.recv_timeout(SPAWN_ANSWER).ok();
+            self.finish_spawn(id, answer, exited)
+        };
+        match once() {
             Err(error) if helper_gone(&error) => {
                 tracing::warn!(%error, "the supervisor was gone; starting the command again");
-                self.spawn_once(&spec)
+                once()
             }
             result => result,
         }
     }
 
-    fn spawn_once(&self, spec: &SpawnSpec) -> io::Result<SupervisedChild> {
+    /// As [`Supervisor::spawn`], awaiting the helper's answer instead of blocking.
+    async fn spawn_async(&self, spec: &SpawnSpec) -> io::Result<SupervisedChild> {
+        let once = || async {
+            let (tx, rx) = oneshot::channel();
+            let (id, exited) = self.register_spawn(spec, Started::Async(tx))?;
+            let answer = tokio::time::timeout(SPAWN_ANSWER, rx)
+                .await
+                .ok()
+                .and_then(Result::ok);
+            self.finish_spawn(id, answer, exited)
+        };
+        match once().await {
+            Err(error) if helper_gone(&error) => {
+                tracing::warn!(%error, "the supervisor was gone; starting the command again");
+                once().await
+            }
+            result => result,
+        }
+    }
+
+    /// Registers a command and asks the helper to start it; its answer goes to `started`.
+    fn register_spawn(
+        &self,
+        spec: &SpawnSpec,
+        started: Started,
+    ) -> io::Result<(u64, oneshot::Receiver<ExitStatus>)> {
         let id = self.shared.next_id.fetch_add(1, Ordering::SeqCst);
-        let (started_tx, started_rx) = mpsc::channel();
         let (exited_tx, exited_rx) = oneshot::channel();
         let entry = Entry {
             generation: 0,
             pgid: 0,
-            started: Some(started_tx),
+            started: Some(started),
             exited: Some(exited_tx),
             gone: false,
         };
-        let result = self
-            .request_spawn(id, spec, |generation| {
-                lock(&self.shared.entries).insert(
-                    id,
-                    Entry {
-                        generation,
-                        ..entry
-                    },
-                );
-            })
-            .and_then(|()| match started_rx.recv_timeout(SPAWN_ANSWER) {
-                Ok(Ok(pid)) => Ok(pid),
-                Ok(Err(errno)) => Err(io::Error::from_raw_os_error(errno)),
-                Err(_) => Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "the supervisor did not answer a spawn",
-                )),
-            });
-        match result {
-            Ok(pid) => Ok(SupervisedChild {
-                pid,
-                exited: exited_rx,
-            }),
+        let sent = self.request_spawn(id, spec, |generation| {
+            lock(&self.shared.entries).insert(
+                id,
+                Entry {
+                    generation,
+                    ..entry
+                },
+            );
+        });
+        match sent {
+            Ok(()) => Ok((id, exited_rx)),
             Err(error) => {
                 lock(&self.shared.entries).remove(&id);
                 Err(error)
             }
         }
+    }
+
+    /// Turns the helper's answer (`None`: none came in time) into the started command.
+    fn finish_spawn(
+        &self,
+        id: u64,
+        answer: Option<Result<i32, i32>>,
+        exited: oneshot::Receiver<ExitStatus>,
+    ) -> io::Result<SupervisedChild> {
+        let result = match answer {
+            Some(Ok(pid)) => Ok(SupervisedChild { pid, exited }),
+            Some(Err(errno)) => Err(io::Error::from_raw_os_error(errno)),
+            None => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the supervisor did not answer a spawn",
+            )),
+        };
+        if result.is_err() {
+            lock(&self.shared.entries).remove(&id);
+        }
+        result
     }
 
     fn request_spawn(
@@ -418,7 +474,7 @@ fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child, generati
     }
     for mut entry in ids.into_iter().filter_map(|id| entries.remove(&id)) {
         if let Some(started) = entry.started.take() {
-            let _ = started.send(Err(libc::EPIPE));
+            started.send(Err(libc::EPIPE));
         }
         if let Some(exited) = entry.exited.take() {
             let _ = exited.send(ExitStatus::Signal(libc::SIGKILL));
@@ -442,12 +498,12 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
         tag::STARTED => {
             entry.pgid = a;
             if let Some(started) = entry.started.take() {
-                let _ = started.send(Ok(a));
+                started.send(Ok(a));
             }
         }
         tag::FAILED => {
             if let Some(started) = entry.started.take() {
-                let _ = started.send(Err(a));
+                started.send(Err(a));
             }
             entries.remove(&id);
         }
@@ -535,7 +591,16 @@ impl SpawnedChild for SupervisedChild {
 
 impl Spawner for SupervisedSpawner {
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
-        Ok(Box::new(self.supervisor.spawn(spec)?))
+        Ok(Box::new(self.supervisor.spawn(&spec)?))
+    }
+
+    fn spawn_async(&self, spec: SpawnSpec) -> SpawnFuture<'_> {
+        Box::pin(async move {
+            let child = self.supervisor.spawn_async(&spec).await?;
+            // The helper has its own copies of the descriptors by now; ours close here.
+            drop(spec);
+            Ok(Box::new(child) as Box<dyn SpawnedChild>)
+        })
     }
 }
 
