@@ -43,6 +43,21 @@ fn landlock_or_skip() -> bool {
     true
 }
 
+/// A listener on 127.0.0.1 and its port, or `None` (SKIPPED, said) where Landlock cannot
+/// restrict TCP (before ABI 4).
+fn tcp_seal_or_skip() -> Option<(TcpListener, u16)> {
+    if !landlock_or_skip() {
+        return None;
+    }
+    if support() != SealSupport::Full {
+        println!("SKIPPED: this kernel's Landlock predates TCP rules (ABI 4)");
+        return None;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    Some((listener, port))
+}
+
 /// An approved `find . -name x` works sealed; mis-approved writes fail with a permission
 /// error and leave nothing; here-documents and $TMPDIR still work.
 #[tokio::test]
@@ -122,15 +137,9 @@ async fn seal_read_only_commands_cannot_write() {
 /// later).
 #[tokio::test]
 async fn seal_read_only_commands_cannot_connect() {
-    if !landlock_or_skip() {
+    let Some((_listener, port)) = tcp_seal_or_skip() else {
         return;
-    }
-    if support() != SealSupport::Full {
-        println!("SKIPPED: this kernel's Landlock predates TCP rules (ABI 4)");
-        return;
-    }
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
+    };
     let ws = Workspace::new();
     let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
     for (name, session) in sessions(&ws) {
@@ -288,15 +297,9 @@ async fn seal_everyday_read_only_commands_work() {
 /// with a stand-in `gh` on PATH that connects and then tries to write.
 #[test]
 fn seal_network_readers_keep_tcp_connect_only() {
-    if !landlock_or_skip() {
+    let Some((_listener, port)) = tcp_seal_or_skip() else {
         return;
-    }
-    if support() != SealSupport::Full {
-        println!("SKIPPED: this kernel's Landlock predates TCP rules (ABI 4)");
-        return;
-    }
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
+    };
     let ws = Workspace::new();
     let bin = ws.root.parent().unwrap().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
