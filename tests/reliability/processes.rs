@@ -412,3 +412,26 @@ async fn kill_a_wrong_supervisor_falls_back_to_process_groups() {
     assert_eq!(result.text, "direct");
     assert!(helpers_of(std::process::id() as i32).is_empty());
 }
+
+/// `wavesh run` leaves its background tasks running on purpose: 100 in a row all survive
+/// its exit (the supervisor lets go of them), and each can be stopped by its group.
+#[test]
+fn kill_wavesh_run_leaves_its_background_tasks_running() {
+    let ws = Workspace::new();
+    let marker = digit_marker();
+    let mut groups = Vec::new();
+    for i in 0..100 {
+        let (run, json) = ws.run_json(&["--background"], &format!("sleep 980.{marker}{i:03}"));
+        assert_eq!(run.code(), Some(0), "{run}");
+        groups.push(json["task"]["pgid"].as_i64().unwrap());
+    }
+    let alive = wait_until(Duration::from_secs(10), || {
+        live_pids_with(&format!(".{marker}")).len() == 100
+    });
+    let count = live_pids_with(&format!(".{marker}")).len();
+    for pgid in groups {
+        crate::util::kill_group(pgid);
+    }
+    assert!(alive, "{count} of 100 detached tasks survived wavesh run");
+    crate::expect_gone(&marker, Duration::from_secs(3), "their groups were killed");
+}

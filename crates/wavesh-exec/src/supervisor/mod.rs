@@ -648,12 +648,14 @@ impl Signaller for SupervisedSignaller {
 
     fn detach_group(&self, pgid: i32) {
         if let Some(id) = self.supervisor.tree_of(pgid) {
+            // Forgotten before the helper is told: its end-of-tree notice, which may come
+            // back at once, must not read as a lost command.
+            lock(&self.supervisor.shared.entries).remove(&id);
             let mut out = Writer::default();
             out.u8(tag::DETACH).u64(id);
             if let Err(error) = self.supervisor.send(&out.0, &[]) {
                 tracing::warn!(pgid, %error, "detaching a tree from the supervisor failed");
             }
-            lock(&self.supervisor.shared.entries).remove(&id);
         }
     }
 }
