@@ -523,9 +523,15 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
             }
         }
         tag::GONE => {
-            if let Some(mut entry) = entries.remove(&id)
-                && let Some(exited) = entry.exited.take()
-            {
+            let Some(mut entry) = entries.remove(&id) else {
+                return Ok(());
+            };
+            if let Some(started) = entry.started.take() {
+                // Gone before it ever said whether the shell started: the spawn fails.
+                started.send(Err(libc::ECHILD));
+                return Ok(());
+            }
+            if let Some(exited) = entry.exited.take() {
                 // The subreaper went away before the shell's exit (it was killed from
                 // outside): end the group directly, the most that can still be reached,
                 // and say the command was killed rather than leave its caller waiting.
@@ -533,10 +539,8 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
                     pgid = entry.pgid,
                     "the supervisor lost a command; ending its process group"
                 );
-                if entry.pgid > 0 {
-                    // SAFETY: sending a signal to a process group.
-                    unsafe { libc::kill(-entry.pgid, libc::SIGKILL) };
-                }
+                // SAFETY: sending a signal to a process group (pgid > 0: it started).
+                unsafe { libc::kill(-entry.pgid, libc::SIGKILL) };
                 let _ = exited.send(ExitStatus::Signal(libc::SIGKILL));
             }
         }
