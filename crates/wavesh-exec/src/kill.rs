@@ -180,19 +180,10 @@ impl Signaller for PosixSignaller {
 /// group is alive only if a member that is not a zombie is listed in /proc.
 #[cfg(target_os = "linux")]
 fn live_member_exists(pgid: i32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Some(mut processes) = crate::proc_stat::all() else {
         return true;
     };
-    entries
-        .filter_map(Result::ok)
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .filter_map(|entry| std::fs::read(entry.path().join("stat")).ok())
-        .any(|stat| stat_is_live_member(&stat, pgid))
+    processes.any(|(_, stat)| is_live_member(stat, pgid))
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]
@@ -200,18 +191,10 @@ fn live_member_exists(_pgid: i32) -> bool {
     true
 }
 
-/// Parses `/proc/<pid>/stat`: `pid (comm) state ppid pgrp ...`. The command name may hold
-/// spaces and parentheses, so fields are counted from the last `)`.
+/// A member of group `pgid` that is not a zombie.
 #[cfg(any(target_os = "linux", test))]
-fn stat_is_live_member(stat: &[u8], pgid: i32) -> bool {
-    let Some(close) = stat.iter().rposition(|b| *b == b')') else {
-        return false;
-    };
-    let rest = String::from_utf8_lossy(&stat[close + 1..]);
-    let mut fields = rest.split_ascii_whitespace();
-    let state = fields.next().unwrap_or("Z");
-    let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
-    group == Some(pgid) && !matches!(state, "Z" | "X" | "x")
+fn is_live_member(stat: crate::proc_stat::Stat, pgid: i32) -> bool {
+    stat.pgrp == pgid && !stat.is_zombie()
 }
 
 #[cfg(test)]
@@ -277,11 +260,14 @@ mod tests {
 
     #[test]
     fn proc_stat_parsing_skips_zombies() {
-        assert!(stat_is_live_member(b"77 (sleep) S 1 42 42 0 -1", 42));
-        assert!(stat_is_live_member(b"77 (a) b) (c) R 1 42 42 0", 42));
-        assert!(!stat_is_live_member(b"77 (sleep) Z 1 42 42 0 -1", 42));
-        assert!(!stat_is_live_member(b"77 (sleep) S 1 43 43 0 -1", 42));
-        assert!(!stat_is_live_member(b"garbage", 42));
+        let member = |stat: &[u8]| {
+            crate::proc_stat::parse(stat).is_some_and(|stat| is_live_member(stat, 42))
+        };
+        assert!(member(b"77 (sleep) S 1 42 42 0 -1"));
+        assert!(member(b"77 (a) b) (c) R 1 42 42 0"));
+        assert!(!member(b"77 (sleep) Z 1 42 42 0 -1"));
+        assert!(!member(b"77 (sleep) S 1 43 43 0 -1"));
+        assert!(!member(b"garbage"));
     }
 
     #[tokio::test(start_paused = true)]

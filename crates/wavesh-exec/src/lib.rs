@@ -17,6 +17,8 @@ mod job;
 pub mod kill;
 mod output;
 mod private_dir;
+#[cfg(any(target_os = "linux", test))]
+mod proc_stat;
 pub mod seal;
 pub mod shell;
 pub mod spawn;

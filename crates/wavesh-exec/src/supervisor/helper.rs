@@ -504,25 +504,10 @@ fn end_tree(shell: libc::pid_t, signals: RawFd) {
 
 /// Every process whose chain of parents leads to this one, from `/proc`.
 fn descendants() -> Vec<libc::pid_t> {
-    let me = std::process::id() as libc::pid_t;
-    let mut parents: Vec<(libc::pid_t, libc::pid_t)> = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|name| name.parse::<libc::pid_t>().ok())
-            else {
-                continue;
-            };
-            if let Ok(stat) = std::fs::read(entry.path().join("stat"))
-                && let Some(ppid) = parent_of(&stat)
-            {
-                parents.push((pid, ppid));
-            }
-        }
-    }
-    let mut found = vec![me];
+    let parents: Vec<(libc::pid_t, libc::pid_t)> = crate::proc_stat::all()
+        .map(|processes| processes.map(|(pid, stat)| (pid, stat.ppid)).collect())
+        .unwrap_or_default();
+    let mut found = vec![std::process::id() as libc::pid_t];
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];
@@ -536,16 +521,6 @@ fn descendants() -> Vec<libc::pid_t> {
     }
     found.remove(0);
     found
-}
-
-/// The parent pid from `/proc/<pid>/stat`: `pid (comm) state ppid ...`; the name may
-/// hold spaces and parentheses, so parsing starts after the last `)`.
-fn parent_of(stat: &[u8]) -> Option<libc::pid_t> {
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
-    let mut fields = rest.split_ascii_whitespace();
-    let _state = fields.next()?;
-    fields.next()?.parse().ok()
 }
 
 /// Forks and execs the shell as a new group leader with the command's descriptors.
@@ -631,12 +606,6 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parent_of_reads_past_odd_names() {
-        assert_eq!(parent_of(b"12 (a) b) c) S 7 12 12 0"), Some(7));
-        assert_eq!(parent_of(b"12 (x"), None);
-    }
 
     #[test]
     fn records_round_trip() {
