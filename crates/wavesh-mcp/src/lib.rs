@@ -52,7 +52,7 @@ pub enum ServeError {
 
 mod arguments;
 
-pub use permissions::{Approver, Gate, Permissions, Precheck};
+pub use permissions::{Approver, Gate, Permissions, Precheck, Seal};
 
 /// The MCP handler: the tools of one session.
 #[derive(Clone)]
@@ -107,7 +107,7 @@ impl WaveshServer {
             self.session.cwd(),
             dialect,
         ) {
-            Ok(Precheck::Run { sealed, network }) => return Ok(Seal { sealed, network }),
+            Ok(Precheck::Run(seal)) => return Ok(seal),
             Ok(Precheck::Ask(decision)) => decision,
             Err(message) => return refuse(message),
         };
@@ -464,13 +464,6 @@ async fn log_task_end(peer: &Peer<RoleServer>, task: &TaskInfo, uri: &str) {
     if let Err(error) = peer.notify_logging_message(message).await {
         tracing::debug!(%error, "logging message not sent");
     }
-}
-
-/// How a call that may run is sealed.
-#[derive(Debug, Clone, Copy, Default)]
-struct Seal {
-    sealed: bool,
-    network: bool,
 }
 
 /// Wraps the input stream and cancels a token when it reaches end of file.

@@ -38,16 +38,20 @@ pub struct Permissions {
     pub mode: PermissionMode,
 }
 
+/// How a call that runs is sealed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Seal {
+    /// It runs only because it was classified read-only: seal it (Landlock on Linux).
+    pub sealed: bool,
+    /// The sealed command reads over the network (`gh pr view`): keep TCP connect.
+    pub network: bool,
+}
+
 /// What to do with a Bash call before asking anyone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Precheck {
-    /// Run it; `sealed` when it runs only because it was classified read-only.
-    Run {
-        /// Seal it (Landlock on Linux).
-        sealed: bool,
-        /// The sealed command reads over the network (`gh pr view`): keep TCP connect.
-        network: bool,
-    },
+    /// Run it, sealed so.
+    Run(Seal),
     /// The user must answer first.
     Ask(Decision),
 }
@@ -110,19 +114,16 @@ impl Permissions {
             ));
         }
         if self.approver == Approver::Host {
-            return Ok(Precheck::Run {
-                sealed: false,
-                network: false,
-            });
+            return Ok(Precheck::Run(Seal::default()));
         }
         if unsandboxed && decision.outcome == Outcome::Allow && decision.matched_rules.is_empty() {
             decision.outcome = Outcome::Ask;
         }
         if decision.outcome == Outcome::Allow {
-            return Ok(Precheck::Run {
+            return Ok(Precheck::Run(Seal {
                 sealed: decision.allowed_as_read_only(),
                 network: wavesh_policy::reads_over_network(&analysis),
-            });
+            }));
         }
         Ok(Precheck::Ask(decision))
     }
