@@ -46,11 +46,30 @@ impl Drop for Home {
     }
 }
 
-fn zsh() -> &'static str {
-    ["/usr/bin/zsh", "/bin/zsh"]
+/// zsh, or `None` with a SKIPPED line where this machine has none (`scripts/test`
+/// installs it where it may). `WAVESH_TEST_REQUIRE_ALL` (set by `.ci/run`) makes a
+/// missing zsh a failure instead, so CI cannot pass by skipping.
+fn zsh() -> Option<&'static str> {
+    let found = ["/usr/bin/zsh", "/bin/zsh"]
         .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect("zsh is required by this test: apt-get install zsh (.ci/run installs it)")
+        .find(|p| Path::new(p).exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("WAVESH_TEST_REQUIRE_ALL").is_none(),
+            "zsh is required (WAVESH_TEST_REQUIRE_ALL is set): apt-get install zsh"
+        );
+        println!(
+            "SKIPPED: the zsh half of this test: no zsh on this machine (apt-get install zsh)"
+        );
+    }
+    found
+}
+
+/// bash with its rc file, and zsh with its own where the machine has zsh.
+fn shells() -> Vec<(&'static str, &'static str)> {
+    let mut shells = vec![("/bin/bash", ".bashrc")];
+    shells.extend(zsh().map(|zsh| (zsh, ".zshrc")));
+    shells
 }
 
 const RC: &str = "export HTTPS_PROXY=http://proxy.test:3128\nexport NODE_OPTIONS='--require /tmp/evil.js'\nexport SSL_CERT_FILE=/rc/ca.pem\nexport PATH=\"$HOME/tools/bin:$PATH\"\n";
@@ -113,12 +132,14 @@ fn env_5_bashrc_markers_adopted_by_allowlist() {
 
 #[test]
 fn env_5_zshrc_markers_adopted_by_allowlist() {
-    check_rc_adoption(zsh(), ".zshrc");
+    if let Some(zsh) = zsh() {
+        check_rc_adoption(zsh, ".zshrc");
+    }
 }
 
 #[test]
 fn env_2_noisy_rc_that_reads_stdin_and_calls_stty() {
-    for (shell, rc) in [("/bin/bash", ".bashrc"), (zsh(), ".zshrc")] {
+    for (shell, rc) in shells() {
         let home = Home::new("noisy");
         home.write(rc, "echo 'Welcome!'\nfortune 2>/dev/null\nread answer\nstty -echo 2>&1\nprintf 'prompt> '\nexport HTTP_PROXY=http://p:1\n");
         let report = tokio_run(probe(&home.config(shell)));
@@ -135,7 +156,7 @@ fn env_2_noisy_rc_that_reads_stdin_and_calls_stty() {
 
 #[test]
 fn env_2_line_fallback_when_env_0_fails() {
-    for (shell, rc) in [("/bin/bash", ".bashrc"), (zsh(), ".zshrc")] {
+    for (shell, rc) in shells() {
         let home = Home::new("fallback");
         home.write(
             rc,

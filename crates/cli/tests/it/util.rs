@@ -202,17 +202,50 @@ pub fn kill_group(pgid: i64) {
         .status();
 }
 
+/// A test prerequisite this machine lacks: a SKIPPED line naming it and how to get it,
+/// or, with `WAVESH_TEST_REQUIRE_ALL` set (as `.ci/run` does), a failure, so that CI
+/// cannot pass by skipping.
+pub fn missing_prerequisite(what: &str, how: &str) {
+    assert!(
+        std::env::var_os("WAVESH_TEST_REQUIRE_ALL").is_none(),
+        "{what} is required (WAVESH_TEST_REQUIRE_ALL is set): {how}"
+    );
+    println!("SKIPPED: {what} is missing on this machine ({how})");
+}
+
 /// The Python interpreter with the `mcp` client: `WAVESH_TEST_PYTHON`, else the
-/// workspace's `.venv` (made by `.ci/run`), else `python3`.
-pub fn python() -> OsString {
-    if let Some(python) = std::env::var_os("WAVESH_TEST_PYTHON") {
-        return python;
-    }
+/// workspace's `.venv` (made by `scripts/test`), else `python3`; `None` (SKIPPED, said)
+/// when none of them can import `mcp`.
+pub fn python_with_mcp() -> Option<OsString> {
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
-    if venv.exists() {
-        return venv.into_os_string();
+    let python = std::env::var_os("WAVESH_TEST_PYTHON")
+        .or_else(|| venv.exists().then(|| venv.into_os_string()))
+        .unwrap_or_else(|| "python3".into());
+    let imports = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if imports {
+        return Some(python);
     }
-    "python3".into()
+    missing_prerequisite(
+        &format!("the Python MCP client (`import mcp` fails under {python:?})"),
+        "scripts/test makes .venv with it",
+    );
+    None
+}
+
+/// zsh's path, or `None` (SKIPPED, said) where this machine has none.
+pub fn zsh() -> Option<&'static str> {
+    let found = ["/usr/bin/zsh", "/bin/zsh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    if found.is_none() {
+        missing_prerequisite("zsh", "apt-get install zsh; scripts/test does it as root");
+    }
+    found
 }
 
 /// Sends `signal` to `pid` and asserts that no live process with `marker` in its command
