@@ -58,7 +58,10 @@ fn parse_4_quote_removal_matches_bash() {
             analysis.commands[0].argv[2..].iter().all(|w| w.is_static()),
             "{word} should be static"
         );
+        // `$'\u…'` decodes by the locale; the parser reads words as bash does in UTF-8, so
+        // bash is asked in UTF-8 whatever the test's own environment names.
         let output = Command::new("bash")
+            .env("LC_ALL", "C.UTF-8")
             .arg("-c")
             .arg(&source)
             .current_dir(&dir)

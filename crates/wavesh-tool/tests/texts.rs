@@ -104,7 +104,13 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
     );
     texts.add(
         "find inaccessible",
-        bash(&session, input("find ./missing-dir-zz", None)).await,
+        // find quotes names by the locale (‘…’ in UTF-8, '…' in C): pinned, so the text
+        // is the same on a machine whose environment names no locale.
+        bash(
+            &session,
+            input("LC_ALL=C.UTF-8 find ./missing-dir-zz", None),
+        )
+        .await,
     );
     texts.add(
         "test false",
