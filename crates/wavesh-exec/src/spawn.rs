@@ -128,6 +128,38 @@ impl SpawnedChild for DirectChild {
     }
 }
 
+/// Marks every descriptor from 3 up close-on-exec, so that nothing the host had open
+/// reaches the command (PROC-3). Async-signal-safe: for use between fork and exec.
+/// Marked rather than closed, so descriptors still needed before exec keep working.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub(crate) fn mark_inherited_descriptors_cloexec() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC changes descriptor flags only.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        ) == 0
+        {
+            return;
+        }
+    }
+    // Before Linux 5.11, and elsewhere: one by one.
+    // SAFETY: descriptor flag changes only; invalid descriptors fail harmlessly.
+    unsafe {
+        let max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(256, 65536) as i32;
+        for fd in 3..max {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 impl Spawner for DirectSpawner {
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
         let stderr = spec.output.try_clone()?;
@@ -148,8 +180,33 @@ impl Spawner for DirectSpawner {
                 None => command.env_remove(key),
             };
         }
+        // PROC-3: whatever the host's or the overrides' environment holds.
+        for (key, _) in std::env::vars_os().chain(
+            spec.env
+                .iter()
+                .filter_map(|(key, value)| Some((key.clone(), value.clone()?))),
+        ) {
+            if crate::env_vars::stripped_from_commands(key.as_encoded_bytes()) {
+                command.env_remove(key);
+            }
+        }
+        // PROC-3: a new session (no controlling terminal, its own process group) and no
+        // descriptor but 0-2. This leaves posix_spawn for fork; the supervised spawner,
+        // the default on Linux, forks anyway.
         #[cfg(unix)]
-        command.process_group(0);
+        {
+            #[allow(unsafe_code)]
+            // SAFETY: setsid and descriptor flag changes: async-signal-safe system calls.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::setsid() < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    mark_inherited_descriptors_cloexec();
+                    Ok(())
+                });
+            }
+        }
         #[cfg(target_os = "linux")]
         if let Some(ruleset) = &spec.seal {
             let raw = std::os::fd::AsRawFd::as_raw_fd(ruleset);

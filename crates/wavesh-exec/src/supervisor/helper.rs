@@ -43,6 +43,9 @@ const GRACE: Duration = Duration::from_secs(1);
 
 struct Tree {
     subreaper: libc::pid_t,
+    /// A pidfd of the subreaper, given to the host with the start notice so the host can
+    /// resume it if the command stops it (PROC-2) without signalling a bare pid.
+    pidfd: Option<OwnedFd>,
     socket: OwnedFd,
 }
 
@@ -113,12 +116,31 @@ fn report(message: &str) {
 #[allow(unsafe_code)]
 pub(crate) fn run() -> i32 {
     let host: RawFd = 0;
-    // SAFETY: setting dispositions of signals; no handlers run Rust code.
-    unsafe {
+    // SAFETY: setting dispositions of signals (no handlers run Rust code), then process
+    // attributes of this single-threaded process.
+    let children = unsafe {
         for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTSTP] {
             libc::signal(signal, libc::SIG_IGN);
         }
+        // PROC-3: a session of its own (no controlling terminal) and nothing of the
+        // host's descriptors but the channel.
+        libc::setsid();
+        crate::spawn::mark_inherited_descriptors_cloexec();
+        // PROC-2: the helper is a subreaper too. A subreaper that is killed (by its own
+        // command: `kill -9 $PPID`) leaves its tree to the helper, which ends it.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut());
+        libc::signalfd(-1, &mask, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK)
+    };
+    if children < 0 {
+        report("cannot watch for child exits (signalfd failed)");
+        return 1;
     }
+    // SAFETY: the descriptor was just created and is owned here.
+    let children = unsafe { OwnedFd::from_raw_fd(children) };
     // First words: which protocol this helper speaks.
     let mut hello = Writer::default();
     hello.u8(tag::HELLO).u64(0).i32(PROTOCOL).i32(0);
@@ -126,9 +148,13 @@ pub(crate) fn run() -> i32 {
         return 1;
     }
     let mut trees: HashMap<u64, Tree> = HashMap::new();
+    // Subreapers of detached trees: they outlive the helper on purpose and are never
+    // ended by it.
+    let mut detached: Vec<libc::pid_t> = Vec::new();
     loop {
         let ids: Vec<u64> = trees.keys().copied().collect();
-        let mut polls: Vec<libc::pollfd> = std::iter::once(host)
+        let mut polls: Vec<libc::pollfd> = [host, children.as_raw_fd()]
+            .into_iter()
             .chain(ids.iter().map(|id| trees[id].socket.as_raw_fd()))
             .map(|fd| libc::pollfd {
                 fd,
@@ -145,14 +171,26 @@ pub(crate) fn run() -> i32 {
             break;
         }
         for (i, id) in ids.iter().enumerate() {
-            if polls[i + 1].revents != 0 {
+            if polls[i + 2].revents != 0 {
                 from_subreaper(host, *id, &mut trees);
             }
+        }
+        if polls[1].revents != 0 {
+            drain_signals(children.as_raw_fd());
+            let keep: Vec<libc::pid_t> = trees.values().map(|tree| tree.subreaper).collect();
+            end_adopted(&keep, &mut detached);
         }
         if polls[0].revents != 0 {
             match recv_frame(host) {
                 Ok(Some((payload, fds))) => {
-                    if let Err(error) = from_host(host, &payload, fds, &mut trees) {
+                    if let Err(error) = from_host(
+                        host,
+                        children.as_raw_fd(),
+                        &payload,
+                        fds,
+                        &mut trees,
+                        &mut detached,
+                    ) {
                         report(&error.to_string());
                     }
                 }
@@ -168,15 +206,68 @@ pub(crate) fn run() -> i32 {
         }
     }
     // The host is gone: every subreaper sees its socket close and ends its tree. Wait for
-    // them so none is left a zombie under an init that does not reap.
-    let subreapers: Vec<libc::pid_t> = trees.values().map(|tree| tree.subreaper).collect();
+    // them so none is left a zombie under an init that does not reap, ending whatever a
+    // dying subreaper leaves to this process on the way. Detached trees are left alone.
+    let mut subreapers: Vec<libc::pid_t> = trees.values().map(|tree| tree.subreaper).collect();
     drop(trees);
-    for pid in subreapers {
-        let mut status = 0;
-        // SAFETY: waiting for our own child.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+    loop {
+        subreapers.retain(|pid| {
+            let mut status = 0;
+            // SAFETY: reaping our own child if it exited.
+            unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) == 0 }
+        });
+        if end_adopted(&subreapers, &mut detached) == 0 {
+            break;
+        }
+        let mut poll = libc::pollfd {
+            fd: children.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        unsafe { libc::poll(&mut poll, 1, 20) };
+        drain_signals(children.as_raw_fd());
     }
     0
+}
+
+/// Ends what this process adopted: every child that is neither one of its subreapers
+/// (`keep`) nor a detached tree's was left to it by a subreaper that died before its tree
+/// (PROC-2). They are its own unreaped children, so their pids are still theirs (PROC-1).
+/// Their own children are adopted in turn when they die, and ended by the next call (each
+/// death is a SIGCHLD). Reaps every exited child but the subreapers, which are reaped
+/// where their socket closes, so their end is told to the host. Returns how many children
+/// other than detached ones are left.
+#[allow(unsafe_code)]
+fn end_adopted(keep: &[libc::pid_t], detached: &mut Vec<libc::pid_t>) -> usize {
+    let me = std::process::id() as libc::pid_t;
+    let children: Vec<(libc::pid_t, bool)> = crate::proc_stat::all()
+        .map(|processes| {
+            processes
+                .filter(|(_, stat)| stat.ppid == me)
+                .map(|(pid, stat)| (pid, stat.is_zombie()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut left = 0;
+    for (pid, zombie) in children {
+        if zombie && !keep.contains(&pid) {
+            let mut status = 0;
+            // SAFETY: reaping our own exited child.
+            unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            detached.retain(|d| *d != pid);
+            continue;
+        }
+        if detached.contains(&pid) {
+            continue;
+        }
+        left += 1;
+        if !keep.contains(&pid) {
+            // SAFETY: signalling our own unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    left
 }
 
 fn from_subreaper(host: RawFd, id: u64, trees: &mut HashMap<u64, Tree>) {
@@ -187,7 +278,11 @@ fn from_subreaper(host: RawFd, id: u64, trees: &mut HashMap<u64, Tree>) {
             let (kind, a, b) = parse_record(&buf);
             let mut out = Writer::default();
             out.u8(kind).u64(id).i32(a).i32(b);
-            let _ = send_frame(host, &out.0, &[]);
+            let pidfd: Vec<RawFd> = match (&tree.pidfd, kind) {
+                (Some(pidfd), tag::STARTED) => vec![pidfd.as_raw_fd()],
+                _ => Vec::new(),
+            };
+            let _ = send_frame(host, &out.0, &pidfd);
         }
         Err(_) => {
             // The subreaper exited: its tree is gone.
@@ -209,9 +304,11 @@ fn from_subreaper(host: RawFd, id: u64, trees: &mut HashMap<u64, Tree>) {
 
 fn from_host(
     host: RawFd,
+    children: RawFd,
     payload: &[u8],
     fds: Vec<OwnedFd>,
     trees: &mut HashMap<u64, Tree>,
+    detached: &mut Vec<libc::pid_t>,
 ) -> io::Result<()> {
     let mut reader = Reader::new(payload);
     match reader.u8("tag")? {
@@ -229,7 +326,7 @@ fn from_host(
                 }
             };
             let id = request.id;
-            match fork_subreaper(host, request, trees) {
+            match fork_subreaper(host, children, request, trees) {
                 Ok(tree) => {
                     trees.insert(id, tree);
                 }
@@ -252,8 +349,11 @@ fn from_host(
         }
         tag::DETACH => {
             let id = reader.u64("id")?;
-            if let Some(tree) = trees.get(&id) {
+            if let Some(tree) = trees.remove(&id) {
+                // The subreaper stays the tree's reaper but no longer answers to this
+                // helper; the host has forgotten the tree already.
                 let _ = write_all(tree.socket.as_raw_fd(), &record(tag::DETACH, 0, 0));
+                detached.push(tree.subreaper);
             }
         }
         other => {
@@ -269,6 +369,7 @@ fn from_host(
 #[allow(unsafe_code)]
 fn fork_subreaper(
     host: RawFd,
+    children: RawFd,
     request: SpawnRequest,
     trees: &HashMap<u64, Tree>,
 ) -> io::Result<Tree> {
@@ -297,8 +398,12 @@ fn fork_subreaper(
         // SAFETY: closing descriptors this process owns.
         unsafe {
             libc::close(host);
+            libc::close(children);
             for tree in trees.values() {
                 libc::close(tree.socket.as_raw_fd());
+                if let Some(pidfd) = &tree.pidfd {
+                    libc::close(pidfd.as_raw_fd());
+                }
             }
             libc::close(ours.as_raw_fd());
         }
@@ -310,8 +415,14 @@ fn fork_subreaper(
     drop(theirs);
     // `request`'s descriptors close here: the subreaper has its own copies.
     drop(request);
+    // SAFETY: pidfd_open of our own unreaped child (pidfds are close-on-exec); a new
+    // descriptor or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
     Ok(Tree {
         subreaper: pid,
+        // SAFETY: a descriptor just returned to us, when there is one (kernels before 5.3
+        // have no pidfds; the host then has no way to resume a stopped subreaper).
+        pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) }),
         socket: ours,
     })
 }
@@ -347,7 +458,7 @@ fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
     };
     drop(request);
     if write_all(socket, &record(tag::STARTED, shell, 0)).is_err() {
-        end_tree(shell, signals);
+        end_tree(shell, true, signals);
         return 1;
     }
     let mut shell_alive = true;
@@ -385,25 +496,58 @@ fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
             }
         }
         if terminate {
-            end_tree(shell, signals);
+            end_tree(shell, shell_alive, signals);
             return 0;
         }
         if polls[0].revents != 0 {
             let mut buf = [0u8; RECORD];
             match read_exact(socket, &mut buf) {
                 Ok(()) => match parse_record(&buf) {
-                    (tag::SIGNAL, signal, _) => signal_tree(shell, signal),
-                    // `wavesh run` leaves this tree running on purpose: let it go.
-                    (tag::DETACH, _, _) => return 0,
+                    (tag::SIGNAL, signal, _) => signal_tree(shell, shell_alive, signal),
+                    // `wavesh run` leaves this tree running on purpose: go on reaping
+                    // it, answering to nobody, until it is empty.
+                    (tag::DETACH, _, _) => return reap_detached(shell, shell_alive, signals),
                     _ => {}
                 },
                 Err(_) => {
                     // The helper died, and with it the host's hold on this tree.
-                    end_tree(shell, signals);
+                    end_tree(shell, shell_alive, signals);
                     return 0;
                 }
             }
         }
+    }
+}
+
+/// A detached tree's subreaper: it stays, so the tree's orphans keep a reaper (and are
+/// not left to the helper, which would end them), lets go of the host's terminal and
+/// pipes, and exits when nothing of the tree is left.
+#[allow(unsafe_code)]
+fn reap_detached(shell: libc::pid_t, mut shell_alive: bool, signals: RawFd) -> i32 {
+    // SAFETY: pointing this process's own standard descriptors at /dev/null.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            libc::close(null);
+        }
+    }
+    loop {
+        let (reaped, empty) = reap(shell);
+        shell_alive &= reaped.is_none();
+        if empty && !shell_alive {
+            return 0;
+        }
+        let mut poll = libc::pollfd {
+            fd: signals,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd; SIGTERM is ignored from here on: the tree is not ours.
+        unsafe { libc::poll(&mut poll, 1, -1) };
+        drain_signals(signals);
     }
 }
 
@@ -457,29 +601,89 @@ fn reap(shell: libc::pid_t) -> (Option<(u8, i32)>, bool) {
     }
 }
 
-/// Sends `signal` to the shell's group and to every descendant of this process.
+/// Sends `signal` to the shell's group and to every descendant of this process, and only
+/// to them (PROC-1): the group only while the shell is not reaped (its pid, and so the
+/// group's id, cannot be reused before), each descendant either as this process's own
+/// unreaped child or through a pidfd that is checked to still be a descendant.
 #[allow(unsafe_code)]
-fn signal_tree(shell: libc::pid_t, signal: i32) {
-    // SAFETY: sending signals.
-    unsafe {
-        libc::kill(-shell, signal);
-    }
-    for pid in descendants() {
-        // SAFETY: sending a signal.
+fn signal_tree(shell: libc::pid_t, shell_unreaped: bool, signal: i32) {
+    if shell_unreaped {
+        // SAFETY: sending a signal to the group our unreaped child leads.
         unsafe {
-            libc::kill(pid, signal);
+            libc::kill(-shell, signal);
         }
     }
+    let me = std::process::id() as libc::pid_t;
+    for (pid, ppid) in descendants() {
+        if ppid == me {
+            // Our own child: nothing reaps it but this thread, so the pid is still it.
+            // SAFETY: sending a signal.
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        } else {
+            signal_descendant(pid, signal);
+        }
+    }
+}
+
+/// Signals `pid`, a descendant found in `/proc` whose parent is not this process, through
+/// a pidfd: the pidfd holds one process, and it is signalled only if that process still
+/// descends from this one (a pid reused meanwhile fails the check or the send).
+#[allow(unsafe_code)]
+fn signal_descendant(pid: libc::pid_t, signal: i32) {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: the descriptor was just returned to us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    if !descends_from_me(pid) {
+        return;
+    }
+    // SAFETY: pidfd_send_signal on our own pidfd; no siginfo.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        );
+    }
+}
+
+/// Whether `pid`'s chain of parents reaches this process.
+fn descends_from_me(mut pid: libc::pid_t) -> bool {
+    let me = std::process::id() as libc::pid_t;
+    for _ in 0..4096 {
+        let Some(stat) = std::fs::read(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| crate::proc_stat::parse(&stat))
+        else {
+            return false;
+        };
+        if stat.ppid == me {
+            return true;
+        }
+        if stat.ppid <= 1 {
+            return false;
+        }
+        pid = stat.ppid;
+    }
+    false
 }
 
 /// Ends the whole tree: SIGTERM, up to [`GRACE`] for it to go, then SIGKILL until no
 /// descendant is left (a fork bomb's new children are caught by the next round).
 #[allow(unsafe_code)]
-fn end_tree(shell: libc::pid_t, signals: RawFd) {
-    signal_tree(shell, libc::SIGTERM);
+fn end_tree(shell: libc::pid_t, mut shell_unreaped: bool, signals: RawFd) {
+    signal_tree(shell, shell_unreaped, libc::SIGTERM);
     let deadline = Instant::now() + GRACE;
     while Instant::now() < deadline {
-        let (_, empty) = reap(shell);
+        let (reaped, empty) = reap(shell);
+        shell_unreaped &= reaped.is_none();
         if empty {
             return;
         }
@@ -493,37 +697,33 @@ fn end_tree(shell: libc::pid_t, signals: RawFd) {
         drain_signals(signals);
     }
     loop {
-        signal_tree(shell, libc::SIGKILL);
+        signal_tree(shell, shell_unreaped, libc::SIGKILL);
         std::thread::sleep(Duration::from_millis(5));
-        let (_, empty) = reap(shell);
+        let (reaped, empty) = reap(shell);
+        shell_unreaped &= reaped.is_none();
         if empty {
             return;
         }
     }
 }
 
-/// Every process whose chain of parents leads to this one, from `/proc`.
-fn descendants() -> Vec<libc::pid_t> {
+/// Every process whose chain of parents leads to this one, from `/proc`, with its parent.
+fn descendants() -> Vec<(libc::pid_t, libc::pid_t)> {
     let parents: Vec<(libc::pid_t, libc::pid_t)> = crate::proc_stat::all()
         .map(|processes| processes.map(|(pid, stat)| (pid, stat.ppid)).collect())
         .unwrap_or_default();
-    let mut found = vec![std::process::id() as libc::pid_t];
+    let mut found = vec![(std::process::id() as libc::pid_t, 0)];
     let mut i = 0;
     while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, ppid)| *ppid == parent)
-                .map(|(pid, _)| *pid),
-        );
+        let parent = found[i].0;
+        found.extend(parents.iter().filter(|(_, ppid)| *ppid == parent).copied());
         i += 1;
     }
     found.remove(0);
     found
 }
 
-/// Forks and execs the shell as a new group leader with the command's descriptors.
+/// Forks and execs the shell as a new session and group leader with the command's descriptors.
 /// Returns its pid, or the errno of what failed before `exec`.
 #[allow(unsafe_code)]
 fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
@@ -563,7 +763,11 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
                     libc::signal(signal, libc::SIG_DFL);
                 }
             }
-            libc::setpgid(0, 0);
+            // PROC-3: a new session, so the command has no controlling terminal (no
+            // TIOCSTI into the user's shell, no /dev/tty) and leads its own group.
+            if libc::setsid() < 0 {
+                fail(report[1]);
+            }
             if libc::dup2(request.stdin.as_raw_fd(), 0) < 0
                 || libc::dup2(request.output.as_raw_fd(), 1) < 0
                 || libc::dup2(request.output.as_raw_fd(), 2) < 0
@@ -580,13 +784,16 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
                 *libc::__errno_location() = errno;
                 fail(report[1]);
             }
+            // PROC-3: no descriptor but 0-2 reaches the command, whatever the host had
+            // open without close-on-exec. Marked rather than closed, so the report pipe
+            // and the seal's descriptors still work until exec.
+            crate::spawn::mark_inherited_descriptors_cloexec();
             libc::execve(request.shell.as_ptr(), argv.as_ptr(), envp.as_ptr());
             fail(report[1]);
         }
     }
     // SAFETY: closing our copy of the write end, then reading the child's report.
     unsafe {
-        libc::setpgid(pid, pid);
         libc::close(report[1]);
     }
     let mut errno = [0u8; 4];

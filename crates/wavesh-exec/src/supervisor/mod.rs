@@ -98,6 +98,8 @@ struct Entry {
     exited: Option<oneshot::Sender<ExitStatus>>,
     /// The shell exited and nothing of its tree was left.
     gone: bool,
+    /// The command's subreaper, as a pidfd, resumed by the watchdog if stopped.
+    subreaper: Option<OwnedFd>,
 }
 
 /// Where the helper's answer to a spawn goes: a blocked thread or an awaiting task.
@@ -129,7 +131,13 @@ struct Shared {
 struct Connection {
     socket: OwnedFd,
     generation: u64,
+    /// The helper, as a pidfd taken while it was our unreaped child.
+    pidfd: Option<OwnedFd>,
 }
+
+/// How often the watchdog resumes the helper and the subreapers (PROC-2): a command that
+/// stops them (`kill -STOP $PPID`) holds them for at most this long.
+const WATCHDOG: Duration = Duration::from_millis(100);
 
 /// A session's supervisor: the helper process and the channel to it.
 #[derive(Clone)]
@@ -164,6 +172,10 @@ impl Supervisor {
         let supervisor = Supervisor { shared };
         let connection = supervisor.connect()?;
         *lock(&supervisor.shared.socket) = Some(connection);
+        let weak = Arc::downgrade(&supervisor.shared);
+        std::thread::Builder::new()
+            .name("wavesh-supervisor-watchdog".into())
+            .spawn(move || watchdog(&weak))?;
         Ok(supervisor)
     }
 
@@ -177,8 +189,9 @@ impl Supervisor {
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        // Its own group: a terminal's Ctrl+C reaches the host, which decides.
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // The helper makes itself a session leader first thing (PROC-3): a terminal's
+        // Ctrl+C reaches the host, which decides, and no command can reach the terminal
+        // through it.
         let child = command.spawn().map_err(|error| {
             io::Error::new(
                 error.kind(),
@@ -204,6 +217,10 @@ impl Supervisor {
                 ),
             ));
         }
+        // Taken while the helper is our unreaped child: the pidfd is that process for good.
+        let pidfd = rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
         let generation = self.shared.generations.fetch_add(1, Ordering::SeqCst) + 1;
         let shared = Arc::clone(&self.shared);
         std::thread::Builder::new()
@@ -212,6 +229,7 @@ impl Supervisor {
         Ok(Connection {
             socket: OwnedFd::from(ours),
             generation,
+            pidfd,
         })
     }
 
@@ -308,6 +326,7 @@ impl Supervisor {
             started: Some(started),
             exited: Some(exited_tx),
             gone: false,
+            subreaper: None,
         };
         let sent = self.request_spawn(id, spec, |generation| {
             lock(&self.shared.entries).insert(
@@ -361,6 +380,8 @@ impl Supervisor {
                 None => env.remove(key),
             };
         }
+        // PROC-3: nothing that changes how the shell behaves, from wherever it came.
+        env.retain(|key, _| !crate::env_vars::stripped_from_commands(key.as_encoded_bytes()));
         let mut out = Writer::default();
         out.u8(tag::SPAWN)
             .u64(id)
@@ -388,6 +409,28 @@ impl Supervisor {
             fds.push(seal.as_raw_fd());
         }
         self.send_with(&out.0, &fds, register)
+    }
+}
+
+/// Resumes the helper and every subreaper every [`WATCHDOG`], through pidfds (PROC-1,
+/// PROC-2): a command that stops its supervisor (`kill -STOP $PPID`) cannot hang its own
+/// call, TaskStop or the session's end. SIGCONT to a running process does nothing. Ends
+/// with the supervisor.
+fn watchdog(shared: &std::sync::Weak<Shared>) {
+    use rustix::process::{Signal, pidfd_send_signal};
+    loop {
+        std::thread::sleep(WATCHDOG);
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if let Some(pidfd) = lock(&shared.socket).as_ref().and_then(|c| c.pidfd.as_ref()) {
+            let _ = pidfd_send_signal(pidfd, Signal::CONT);
+        }
+        for entry in lock(&shared.entries).values() {
+            if let Some(pidfd) = &entry.subreaper {
+                let _ = pidfd_send_signal(pidfd, Signal::CONT);
+            }
+        }
     }
 }
 
@@ -439,8 +482,8 @@ fn absolute(path: &Path) -> PathBuf {
 fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child, generation: u64) {
     loop {
         match recv_frame(socket.as_raw_fd()) {
-            Ok(Some((payload, _))) => {
-                if let Err(error) = route(shared, &payload) {
+            Ok(Some((payload, fds))) => {
+                if let Err(error) = route(shared, &payload, fds) {
                     tracing::error!(%error, "a bad message from the supervisor");
                 }
             }
@@ -484,7 +527,7 @@ fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child, generati
     let _ = child.wait();
 }
 
-fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
+fn route(shared: &Shared, payload: &[u8], fds: Vec<OwnedFd>) -> io::Result<()> {
     let mut reader = Reader::new(payload);
     let kind = reader.u8("tag")?;
     let id = reader.u64("id")?;
@@ -497,6 +540,7 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
     match kind {
         tag::STARTED => {
             entry.pgid = a;
+            entry.subreaper = fds.into_iter().next();
             if let Some(started) = entry.started.take() {
                 started.send(Ok(a));
             }
@@ -517,6 +561,8 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
             // anything was left.
             if b == 1 {
                 entry.gone = true;
+                // Its subreaper is exiting: nothing left to resume.
+                entry.subreaper = None;
             }
             if let Some(exited) = entry.exited.take() {
                 let _ = exited.send(status);
@@ -533,14 +579,13 @@ fn route(shared: &Shared, payload: &[u8]) -> io::Result<()> {
             }
             if let Some(exited) = entry.exited.take() {
                 // The subreaper went away before the shell's exit (it was killed from
-                // outside): end the group directly, the most that can still be reached,
-                // and say the command was killed rather than leave its caller waiting.
+                // outside). Its tree was left to the helper, a subreaper too, which ends
+                // it (PROC-2); no number is signalled from here (PROC-1). Say the command
+                // was killed rather than leave its caller waiting.
                 tracing::error!(
                     pgid = entry.pgid,
-                    "the supervisor lost a command; ending its process group"
+                    "the supervisor lost a command; the helper ends its tree"
                 );
-                // SAFETY: sending a signal to a process group (pgid > 0: it started).
-                unsafe { libc::kill(-entry.pgid, libc::SIGKILL) };
                 let _ = exited.send(ExitStatus::Signal(libc::SIGKILL));
             }
         }
@@ -608,46 +653,47 @@ impl Spawner for SupervisedSpawner {
     }
 }
 
-/// Signals whole trees through the supervisor, escapees included, and the group directly
-/// as well; groups the supervisor does not hold are signalled as before.
+/// Signals whole trees through the supervisor, escapees included, and nothing else
+/// (PROC-1): every command of a supervised session is started through the supervisor, so
+/// a group it does not hold (any more) is gone, and its number may be a stranger's now.
+/// The helper's subreapers signal only processes they hold.
 pub struct SupervisedSignaller {
     supervisor: Supervisor,
-    direct: Arc<dyn Signaller>,
 }
 
 impl SupervisedSignaller {
-    /// Wraps `direct` (the plain POSIX signaller).
-    pub fn new(supervisor: Supervisor, direct: Arc<dyn Signaller>) -> SupervisedSignaller {
-        SupervisedSignaller { supervisor, direct }
+    /// Signals through `supervisor`. `_direct`, the plain POSIX signaller, is no longer
+    /// used: a bare group number is never signalled from the host.
+    pub fn new(supervisor: Supervisor, _direct: Arc<dyn Signaller>) -> SupervisedSignaller {
+        SupervisedSignaller { supervisor }
     }
 }
 
 impl Signaller for SupervisedSignaller {
     fn signal_group(&self, pgid: i32, signal: KillSignal) -> Result<(), SignalError> {
         let Some(id) = self.supervisor.tree_of(pgid) else {
-            return self.direct.signal_group(pgid, signal);
+            return Err(SignalError::Gone);
         };
         let number = match signal {
             KillSignal::Terminate => libc::SIGTERM,
             KillSignal::Kill => libc::SIGKILL,
         };
-        // The group directly too: it works even if the helper were gone.
-        let direct = self.direct.signal_group(pgid, signal);
         match self.supervisor.signal_tree(id, number) {
             Ok(()) => Ok(()),
-            Err(error) => {
-                tracing::warn!(pgid, %error, "signalling through the supervisor failed");
-                direct
-            }
+            // The helper is gone, and its subreapers end their trees on their own.
+            Err(error) if helper_gone(&error) => Err(SignalError::Gone),
+            Err(error) => Err(SignalError::Failed(error)),
         }
     }
 
     fn signal_process(&self, pid: i32, signal: KillSignal) -> Result<(), SignalError> {
-        self.direct.signal_process(pid, signal)
+        // The shell leads its tree's group: the whole tree is the most precise target the
+        // supervisor holds for it.
+        self.signal_group(pid, signal)
     }
 
     fn group_exists(&self, pgid: i32) -> bool {
-        self.supervisor.tree_of(pgid).is_some() || self.direct.group_exists(pgid)
+        self.supervisor.tree_of(pgid).is_some()
     }
 
     fn detach_group(&self, pgid: i32) {
