@@ -58,6 +58,11 @@ pub trait Signaller: Send + Sync {
     /// Lets the tree of group `pgid` run on unsupervised (the tasks `wavesh run` leaves
     /// running when it exits). Nothing to do for plain process groups.
     fn detach_group(&self, _pgid: i32) {}
+    /// How many live processes the tree of group `pgid` has, where that can be told (a
+    /// count for the model, never a target: nothing is signalled by it).
+    fn tree_size(&self, _pgid: i32) -> Option<usize> {
+        None
+    }
 }
 
 /// What [`kill_tree`] ended up doing, for logs and tests.

@@ -42,19 +42,51 @@ pub enum PrivateDirError {
 #[derive(Debug)]
 pub struct PrivateDir {
     path: PathBuf,
+    /// A fresh per-user directory made because the usual one could not be used: removed
+    /// with the session directory when empty.
+    fallback_parent: Option<PathBuf>,
 }
 
 impl PrivateDir {
-    /// Creates a fresh session directory under `base` (the system temporary directory
-    /// when `None`).
+    /// Creates a fresh session directory under `base`; when `None`, under
+    /// `$XDG_RUNTIME_DIR/wavesh` if the runtime directory is this user's and private, else
+    /// under the system temporary directory's `wavesh-<uid>`.
+    ///
+    /// PROC-4: start-up never fails because of what someone else put in the way. When the
+    /// per-user directory is unsafe (another owner, a symlink or file in its place), a
+    /// fresh directory with a random name is made beside it and used instead, with one
+    /// warning in the log.
     pub fn create(base: Option<&Path>) -> Result<PrivateDir, PrivateDirError> {
-        let base = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        let user_dir = base.join(format!("wavesh-{}", user_tag()));
-        ensure_user_dir(&user_dir)?;
+        let user_dir = match base {
+            Some(base) => base.join(format!("wavesh-{}", user_tag())),
+            None => runtime_dir().map_or_else(
+                || std::env::temp_dir().join(format!("wavesh-{}", user_tag())),
+                |runtime| runtime.join("wavesh"),
+            ),
+        };
+        let (user_dir, fallback_parent) = match ensure_user_dir(&user_dir) {
+            Ok(()) => (user_dir, None),
+            Err(PrivateDirError::Unsafe { path, why }) => {
+                let fresh = fresh_beside(&path)?;
+                tracing::warn!(
+                    refused = %path.display(),
+                    why,
+                    using = %fresh.display(),
+                    "the private directory was unsafe; using a fresh one"
+                );
+                (fresh.clone(), Some(fresh))
+            }
+            Err(error) => return Err(error),
+        };
         for _ in 0..16 {
             let path = user_dir.join(random_name(12));
             match create_dir_0700(&path) {
-                Ok(()) => return Ok(PrivateDir { path }),
+                Ok(()) => {
+                    return Ok(PrivateDir {
+                        path,
+                        fallback_parent,
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(source) => return Err(PrivateDirError::Create { path, source }),
             }
@@ -111,7 +143,56 @@ impl Drop for PrivateDir {
         {
             tracing::debug!(path = %self.path.display(), %error, "private directory kept");
         }
+        if let Some(parent) = &self.fallback_parent {
+            let _ = std::fs::remove_dir(parent);
+        }
     }
+}
+
+/// `$XDG_RUNTIME_DIR` when it is an absolute directory of this user's that nobody else
+/// can enter.
+fn runtime_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("XDG_RUNTIME_DIR")?);
+    if !dir.is_absolute() {
+        return None;
+    }
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    if !meta.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o077 != 0 {
+            return None;
+        }
+    }
+    Some(dir)
+}
+
+/// A new 0700 directory `<path>-<random>` beside `path`; its random name cannot have been
+/// planted in advance, and creating it fails rather than follow anything in the way.
+fn fresh_beside(path: &Path) -> Result<PathBuf, PrivateDirError> {
+    let mut last = None;
+    for _ in 0..16 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!("-{}", random_name(12)));
+        let fresh = PathBuf::from(name);
+        match create_dir_0700(&fresh) {
+            Ok(()) => return Ok(fresh),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => last = Some(error),
+            Err(source) => {
+                return Err(PrivateDirError::Create {
+                    path: fresh,
+                    source,
+                });
+            }
+        }
+    }
+    Err(PrivateDirError::Create {
+        path: path.into(),
+        source: last.unwrap_or_else(|| io::Error::other("no free name after 16 tries")),
+    })
 }
 
 #[cfg(unix)]
@@ -240,16 +321,61 @@ mod tests {
         std::fs::remove_dir_all(&base).unwrap();
     }
 
+    /// PROC-4: whatever is planted where the per-user directory goes (a symlink, a file,
+    /// a directory of another owner), a fresh private directory is used instead, the
+    /// planted thing is not followed or touched, and the fresh one goes with the session.
     #[test]
-    fn a_symlink_in_place_of_the_user_directory_is_refused() {
+    fn proc_4_a_planted_user_directory_never_blocks_start_up() {
         let base = std::env::temp_dir().join(format!("wavesh-pd-test-{}", random_name(6)));
         std::fs::create_dir(&base).unwrap();
+        let planted = base.join(format!("wavesh-{}", user_tag()));
         let elsewhere = base.join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
-        std::os::unix::fs::symlink(&elsewhere, base.join(format!("wavesh-{}", user_tag())))
-            .unwrap();
-        let err = PrivateDir::create(Some(&base)).unwrap_err();
-        assert!(err.to_string().contains("not a directory"), "{err}");
+        let plant_symlink = |_: &Path| std::os::unix::fs::symlink(&elsewhere, &planted).unwrap();
+        let plant_file = |_: &Path| std::fs::write(&planted, "x").unwrap();
+        let plant_foreign = |_: &Path| {
+            create_dir_0700(&planted).unwrap();
+            // Another owner (nobody), where this test may chown; otherwise SKIPPED below.
+            let _ = std::process::Command::new("chown")
+                .args(["65534", &planted.display().to_string()])
+                .status();
+        };
+        for (name, plant) in [
+            ("symlink", &plant_symlink as &dyn Fn(&Path)),
+            ("file", &plant_file),
+            ("foreign", &plant_foreign),
+        ] {
+            plant(&planted);
+            if name == "foreign" {
+                use std::os::unix::fs::MetadataExt;
+                if std::fs::metadata(&planted).unwrap().uid() == rustix::process::geteuid().as_raw()
+                {
+                    println!("SKIPPED: the foreign-owner case: cannot chown here (not root)");
+                    break;
+                }
+            }
+            let dir = PrivateDir::create(Some(&base)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                !dir.path().starts_with(&planted),
+                "{name}: {:?}",
+                dir.path()
+            );
+            assert!(dir.path().starts_with(&base), "{name}: {:?}", dir.path());
+            assert_eq!(mode(dir.path()), 0o700, "{name}");
+            assert_eq!(mode(dir.path().parent().unwrap()), 0o700, "{name}");
+            assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{name}");
+            let parent = dir.path().parent().unwrap().to_path_buf();
+            drop(dir);
+            assert!(
+                !parent.exists(),
+                "{name}: the fresh directory went with the session"
+            );
+            if planted.is_dir() && !planted.is_symlink() {
+                std::fs::remove_dir(&planted).unwrap();
+            } else {
+                std::fs::remove_file(&planted).unwrap();
+            }
+        }
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -254,7 +254,10 @@ pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>, search: Option<&Path>) 
         // zsh's `read` takes one byte per system call; `$(<&0)` reads in blocks.
         ShellKind::Zsh => "__wavesh_command=$(<&0)",
     };
-    let mut script = format!("{read}\nexec 0</dev/null\n");
+    // PROC-4: everything up to the `eval` stands on line 1, so bash numbers the
+    // command's own lines from 1 in its errors (`bash: line 1: nosuchcmd: ...`), not from
+    // the prelude's length. zsh already numbers eval'd lines on their own.
+    let mut script = format!("{read}; exec 0</dev/null; ");
     if let Some(binary) = search {
         script.push_str(&search_functions(binary));
     }
@@ -301,9 +304,9 @@ fn search_functions(binary: &Path) -> String {
         script.push_str(&shadow("find", &quoted));
     }
     script.push_str(&format!(
-        "if ! builtin command -v rg >/dev/null 2>&1; then\n\
-         \x20 rg() {{ if builtin test -x {quoted}; then {quoted} rg \"$@\"; else command rg \"$@\"; fi; }}\n\
-         fi\n"
+        "if ! builtin command -v rg >/dev/null 2>&1; then \
+         rg() {{ if builtin test -x {quoted}; then {quoted} rg \"$@\"; else command rg \"$@\"; fi; }}; \
+         fi; "
     ));
     script
 }
@@ -311,17 +314,17 @@ fn search_functions(binary: &Path) -> String {
 /// A function `name` running `binary name ARGS`, or the system `name` when the binary is
 /// gone or cannot be executed (126, 127: before it could read any input).
 fn shadow(name: &str, binary: &str) -> String {
+    // One line (see `prelude`).
     format!(
-        "{name}() {{\n\
-         \x20 if builtin test -x {binary}; then\n\
-         \x20   {binary} {name} \"$@\" || {{\n\
-         \x20     builtin local __wavesh_status=$?\n\
-         \x20     if builtin test \"$__wavesh_status\" -eq 126 || builtin test \"$__wavesh_status\" -eq 127; then command {name} \"$@\"; else return \"$__wavesh_status\"; fi\n\
-         \x20   }}\n\
-         \x20 else\n\
-         \x20   command {name} \"$@\"\n\
-         \x20 fi\n\
-         }}\n"
+        "{name}() {{ \
+         if builtin test -x {binary}; then \
+         {binary} {name} \"$@\" || {{ \
+         builtin local __wavesh_status=$?; \
+         if builtin test \"$__wavesh_status\" -eq 126 || builtin test \"$__wavesh_status\" -eq 127; then command {name} \"$@\"; else return \"$__wavesh_status\"; fi; \
+         }}; \
+         else command {name} \"$@\"; \
+         fi; \
+         }}; "
     )
 }
 

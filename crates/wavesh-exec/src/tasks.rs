@@ -39,6 +39,9 @@ pub enum StopOutcome {
     Stopped(Arc<Job>),
     /// The task had already ended; nothing was done.
     AlreadyEnded(Arc<Job>),
+    /// The task's shell had already ended, but processes it started were still running:
+    /// they were ended (PROC-3). How many, where that could be told.
+    LeftoversEnded(Arc<Job>, Option<usize>),
 }
 
 /// Background tasks and leftover process trees of one owner.
@@ -161,6 +164,11 @@ impl TaskManager {
             .get(id)
             .ok_or_else(|| StopError::Unknown(id.to_owned()))?;
         if job.status() != TaskStatus::Running {
+            if job.tree_alive() {
+                let left = self.signaller.tree_size(job.pgid());
+                job.kill().await;
+                return Ok(StopOutcome::LeftoversEnded(job, left));
+            }
             return Ok(StopOutcome::AlreadyEnded(job));
         }
         job.stop(cause).await;

@@ -403,16 +403,25 @@ impl<'a> Agent<'a> {
             .await
             .map_err(|_| ToolError::StopTimedOut(id.to_owned()))?
             .map_err(|StopError::Unknown(id)| ToolError::UnknownTask(id))?;
-        let (job, already_finished) = match outcome {
-            StopOutcome::Stopped(job) => (job, false),
-            StopOutcome::AlreadyEnded(job) => (job, true),
+        let (job, already_finished, leftovers) = match outcome {
+            StopOutcome::Stopped(job) => (job, false, None),
+            StopOutcome::AlreadyEnded(job) => (job, true, None),
+            StopOutcome::LeftoversEnded(job, count) => (job, true, Some(count)),
         };
         let status = job.status();
         let exit_code = job.exit().map(|exit| exit.status.code());
         let text = if already_finished {
             let code = exit_code.map_or_else(String::new, |code| format!(", exit code {code}"));
+            let rest = match leftovers {
+                None => "nothing to stop.".to_owned(),
+                Some(Some(1)) => "1 process it started was still running and was ended.".to_owned(),
+                Some(Some(n)) => {
+                    format!("{n} processes it started were still running and were ended.")
+                }
+                Some(None) => "processes it started were still running and were ended.".to_owned(),
+            };
             format!(
-                "Task {} had already finished ({}{code}); nothing to stop.",
+                "Task {} had already finished ({}{code}); {rest}",
                 job.id(),
                 task_tools::status_phrase(status)
             )

@@ -434,6 +434,15 @@ fn watchdog(shared: &std::sync::Weak<Shared>) {
     }
 }
 
+/// The pid a pidfd holds, from `/proc/self/fdinfo` (for counting only).
+fn pidfd_pid(pidfd: &OwnedFd) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd())).ok()?;
+    info.lines()
+        .find_map(|line| line.strip_prefix("Pid:"))
+        .and_then(|pid| pid.trim().parse().ok())
+        .filter(|pid| *pid > 0)
+}
+
 /// Reads a new helper's first frame and checks its protocol.
 fn expect_hello(socket: &std::os::unix::net::UnixStream) -> io::Result<()> {
     socket.set_read_timeout(Some(HELLO_WAIT))?;
@@ -694,6 +703,27 @@ impl Signaller for SupervisedSignaller {
 
     fn group_exists(&self, pgid: i32) -> bool {
         self.supervisor.tree_of(pgid).is_some()
+    }
+
+    fn tree_size(&self, pgid: i32) -> Option<usize> {
+        let id = self.supervisor.tree_of(pgid)?;
+        let entries = lock(&self.supervisor.shared.entries);
+        let subreaper = pidfd_pid(entries.get(&id)?.subreaper.as_ref()?)?;
+        drop(entries);
+        let processes: Vec<(i32, crate::proc_stat::Stat)> = crate::proc_stat::all()?.collect();
+        let mut tree = vec![subreaper];
+        let mut i = 0;
+        while i < tree.len() {
+            let parent = tree[i];
+            tree.extend(
+                processes
+                    .iter()
+                    .filter(|(_, stat)| stat.ppid == parent && !stat.is_zombie())
+                    .map(|(pid, _)| *pid),
+            );
+            i += 1;
+        }
+        Some(tree.len() - 1)
     }
 
     fn detach_group(&self, pgid: i32) {
