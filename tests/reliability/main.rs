@@ -15,6 +15,7 @@
 #[allow(dead_code)]
 mod util;
 
+mod attacks;
 mod bad_input;
 mod output;
 mod processes;
