@@ -205,6 +205,7 @@ pub fn kill_group(pgid: i64) {
 /// A test prerequisite this machine lacks: a SKIPPED line naming it and how to get it,
 /// or, with `WAVESH_TEST_REQUIRE_ALL` set (as `.ci/run` does), a failure, so that CI
 /// cannot pass by skipping.
+#[allow(clippy::print_stdout, reason = "a skipped test says SKIPPED")]
 pub fn missing_prerequisite(what: &str, how: &str) {
     assert!(
         std::env::var_os("WAVESH_TEST_REQUIRE_ALL").is_none(),
