@@ -450,3 +450,47 @@ fn proc_4_a_planted_private_directory_does_not_stop_wavesh() {
         "the planted link was followed"
     );
 }
+
+/// F5 (PROC-3): what the user's login files start while the environment is probed — a
+/// daemon in its own session, a background child, an ssh agent — is ended once the
+/// probe's output is read, and none of it outlives `wavesh run`.
+#[test]
+fn proc_3_the_login_probe_leaves_nothing_running() {
+    let ws = Workspace::new();
+    let home = ws.root.join("home");
+    std::fs::create_dir(&home).unwrap();
+    let marker = digit_marker();
+    let agent = if Command::new("ssh-agent").arg("-h").output().is_ok() {
+        "eval \"$(ssh-agent -s)\" >/dev/null\n"
+    } else {
+        ""
+    };
+    std::fs::write(
+        home.join(".bashrc"),
+        format!(
+            "setsid -f sleep 965.{marker}\nsleep 966.{marker} &\n{agent}export PATH=\"/probed-{marker}:$PATH\"\n"
+        ),
+    )
+    .unwrap();
+    let agents_before = live_pids_with("ssh-agent").len();
+    let mut cmd = ws.wavesh();
+    cmd.env("HOME", &home)
+        .args(["run", "--login-env", "--", "echo \"path=$PATH\""]);
+    let run = crate::util::Run::of(cmd);
+    assert!(
+        run.stdout().contains(&format!("/probed-{marker}")),
+        "the probe's environment was adopted: {run}"
+    );
+    crate::expect_gone(
+        &marker,
+        Duration::from_secs(2),
+        "the probe's output was read",
+    );
+    if !agent.is_empty() {
+        assert!(
+            wait_until(Duration::from_secs(2), || live_pids_with("ssh-agent").len()
+                <= agents_before),
+            "the probe's ssh-agent is still running"
+        );
+    }
+}

@@ -30,6 +30,21 @@ fn main() -> ExitCode {
     if args.len() == 2 && args[1] == wavesh_exec::supervisor::HELPER_ARG {
         return ExitCode::from(u8::try_from(wavesh_exec::supervisor::run_helper()).unwrap_or(1));
     }
+    // The login probe's reaper (PROC-3): `wavesh __reap -- PROGRAM ARGS...`.
+    #[cfg(target_os = "linux")]
+    if args.len() >= 4 && args[1] == wavesh_exec::supervisor::REAPER_ARG && args[2] == "--" {
+        let code = wavesh_exec::supervisor::run_reaper(&args[3], &args[4..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    // Every login probe of this process runs under that reaper.
+    #[cfg(target_os = "linux")]
+    if let Ok(me) = std::env::current_exe() {
+        wavesh_env::set_reaper(vec![
+            me.into_os_string(),
+            wavesh_exec::supervisor::REAPER_ARG.into(),
+            "--".into(),
+        ]);
+    }
     let invoked_as = args.first().and_then(|a| {
         std::path::Path::new(a)
             .file_stem()

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 pub use adopt::{ALLOWLIST, Adoption, adopt, merge_path};
 pub use parse::{DROPPED, Parsed, parse, parse_cygpath_path};
-pub use probe::{ProbeConfig, ProbeReport, probe, probe_shell};
+pub use probe::{ProbeConfig, ProbeReport, probe, probe_shell, set_reaper};
 
 /// The probe's result and what was adopted from it.
 #[derive(Debug, Clone, PartialEq, Eq)]

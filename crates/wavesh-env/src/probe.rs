@@ -46,6 +46,19 @@ pub struct ProbeConfig {
     pub attempts: u32,
     /// Pause between attempts (ENV-6: 200 ms).
     pub backoff: Duration,
+    /// A command prefix that runs the probe shell as its child and ends everything the
+    /// shell left behind once it exits (`wavesh __reap --`, PROC-3); `None`: the probe's
+    /// process group is ended, which misses what left it.
+    pub reaper: Option<Vec<std::ffi::OsString>>,
+}
+
+static REAPER: std::sync::OnceLock<Vec<std::ffi::OsString>> = std::sync::OnceLock::new();
+
+/// Sets the reaper of every probe configured from the process ([`ProbeConfig::from_process`]):
+/// a command prefix, such as `[wavesh, "__reap", "--"]`, that runs the rest of its
+/// arguments and ends their whole tree when that program exits. The first call wins.
+pub fn set_reaper(prefix: Vec<std::ffi::OsString>) {
+    let _ = REAPER.set(prefix);
 }
 
 impl ProbeConfig {
@@ -57,6 +70,7 @@ impl ProbeConfig {
             attempt_timeout: Duration::from_secs(4),
             attempts: 2,
             backoff: Duration::from_millis(200),
+            reaper: REAPER.get().cloned(),
         }
     }
 
@@ -189,7 +203,14 @@ async fn attempt_once(shell: &Path, config: &ProbeConfig) -> Result<crate::Parse
     } else {
         format!("{bashrc}echo \"{start}\"; env -0 && echo \"{end}\" || env")
     };
-    let mut command = tokio::process::Command::new(shell);
+    let mut command = match config.reaper.as_deref() {
+        Some([reaper, prefix @ ..]) => {
+            let mut command = tokio::process::Command::new(reaper);
+            command.args(prefix).arg(shell);
+            command
+        }
+        _ => tokio::process::Command::new(shell),
+    };
     command
         .args(["-l", "-i", "-c", &script])
         .env_clear()

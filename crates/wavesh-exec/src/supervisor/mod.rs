@@ -24,7 +24,10 @@
 #![allow(unsafe_code)]
 
 mod helper;
+mod reaper;
 mod wire;
+
+pub use reaper::{REAPER_ARG, run_reaper};
 
 use std::collections::HashMap;
 use std::ffi::OsString;
