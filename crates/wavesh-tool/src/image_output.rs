@@ -12,6 +12,32 @@ use wavesh_exec::OutputFile;
 pub const MAX_IMAGE_OUTPUT_BYTES: u64 = 20 * 1024 * 1024;
 /// Neither side of an image shown to the model exceeds this (OUT-4).
 pub const MAX_IMAGE_SIDE: u32 = 2000;
+/// The most memory decoding one image may take (PROC-4): a 4096×4096 RGBA image. A
+/// larger one (a decompression bomb: a small file that claims 40000×40000 pixels) is
+/// refused from its header, before any pixel is decoded, and shown as text.
+pub const MAX_DECODED_BYTES: u64 = 64 * 1024 * 1024;
+/// The longest side a decoder is allowed to accept at all (PROC-4).
+pub const MAX_DECODED_SIDE: u32 = 16_384;
+
+/// The decoder limits of PROC-4, for the header read and for decoding alike.
+fn limits() -> image::Limits {
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_DECODED_SIDE);
+    limits.max_image_height = Some(MAX_DECODED_SIDE);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
+    limits
+}
+
+fn reader(raw: &[u8], format: image::ImageFormat) -> image::ImageReader<Cursor<&[u8]>> {
+    let mut reader = image::ImageReader::with_format(Cursor::new(raw), format);
+    reader.limits(limits());
+    reader
+}
+
+/// Decodes within [`limits`]; `None` for a broken image or one past a limit.
+fn decode(raw: &[u8], format: image::ImageFormat) -> Option<image::DynamicImage> {
+    reader(raw, format).decode().ok()
+}
 
 /// An image block for the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,11 +88,18 @@ pub fn image_from_data_url(url: &str) -> Option<ImageBlock> {
     }
     let raw = STANDARD.decode(payload).ok()?;
     let format = image::guess_format(&raw).ok()?;
-    let reader = image::ImageReader::with_format(Cursor::new(&raw), format);
-    let (width, height) = reader.into_dimensions().ok()?;
+    let (width, height) = reader(&raw, format).into_dimensions().ok()?;
+    if u64::from(width) * u64::from(height) * 4 > MAX_DECODED_BYTES {
+        tracing::debug!(
+            width,
+            height,
+            "an image past the decoding limit is shown as text"
+        );
+        return None;
+    }
     if width <= MAX_IMAGE_SIDE && height <= MAX_IMAGE_SIDE {
         // Decode once to make sure the data is a real image, not just a header.
-        image::load_from_memory_with_format(&raw, format).ok()?;
+        decode(&raw, format)?;
         return Some(ImageBlock {
             media_type: media_type.to_owned(),
             data: payload.to_owned(),
@@ -74,20 +107,13 @@ pub fn image_from_data_url(url: &str) -> Option<ImageBlock> {
             height,
         });
     }
-    match scale(&raw, format) {
-        Some(block) => Some(block),
-        // The header is valid but scaling failed: the original is used (OUT-4).
-        None => Some(ImageBlock {
-            media_type: media_type.to_owned(),
-            data: payload.to_owned(),
-            width,
-            height,
-        }),
-    }
+    // Too large to show as it is, and it could not be scaled: text, never an image past
+    // OUT-4's 2000 px.
+    scale(&raw, format)
 }
 
 fn scale(raw: &[u8], format: image::ImageFormat) -> Option<ImageBlock> {
-    let decoded = image::load_from_memory_with_format(raw, format).ok()?;
+    let decoded = decode(raw, format)?;
     let scaled = decoded.resize(
         MAX_IMAGE_SIDE,
         MAX_IMAGE_SIDE,
@@ -135,6 +161,70 @@ mod tests {
         let url = format!("data:image/png;base64,{}", STANDARD.encode(png(4000, 3000)));
         let block = image_from_data_url(&url).unwrap();
         assert_eq!((block.width, block.height), (2000, 1500));
+    }
+
+    /// A PNG whose header claims `width`×`height` with the smallest possible body: one
+    /// zlib stream of zero rows, so it is a few hundred bytes (a decompression bomb's
+    /// header, or a truncated giant).
+    fn giant_png_header(width: u32, height: u32) -> Vec<u8> {
+        fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+            out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            let mut crc = crc32(kind);
+            crc = crc32_update(crc, data);
+            out.extend_from_slice(kind);
+            out.extend_from_slice(data);
+            out.extend_from_slice(&(!crc).to_be_bytes());
+        }
+        fn crc32(bytes: &[u8]) -> u32 {
+            crc32_update(0xffff_ffff, bytes)
+        }
+        fn crc32_update(mut crc: u32, bytes: &[u8]) -> u32 {
+            for byte in bytes {
+                crc ^= u32::from(*byte);
+                for _ in 0..8 {
+                    crc = if crc & 1 != 0 {
+                        (crc >> 1) ^ 0xedb8_8320
+                    } else {
+                        crc >> 1
+                    };
+                }
+            }
+            crc
+        }
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        let mut ihdr = Vec::new();
+        ihdr.extend_from_slice(&width.to_be_bytes());
+        ihdr.extend_from_slice(&height.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+        chunk(&mut out, b"IHDR", &ihdr);
+        // An empty zlib stream: header, one empty stored block, Adler-32 of nothing.
+        chunk(
+            &mut out,
+            b"IDAT",
+            &[0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0, 0, 0, 1],
+        );
+        chunk(&mut out, b"IEND", &[]);
+        out
+    }
+
+    /// PROC-4: images past the decoding limits come back as text, whatever their header
+    /// claims, and never unscaled.
+    #[test]
+    fn proc_4_image_bombs_are_text_in_bounded_time() {
+        for (width, height) in [
+            (40_000, 40_000),
+            (16_000, 16_000),
+            (100_000, 10),
+            (5000, 5000),
+        ] {
+            let url = format!(
+                "data:image/png;base64,{}",
+                STANDARD.encode(giant_png_header(width, height))
+            );
+            // Refused from the header: a decode of the claimed pixels would need
+            // gigabytes (bench/image-bomb.py measures time and memory end to end).
+            assert!(image_from_data_url(&url).is_none(), "{width}x{height}");
+        }
     }
 
     #[test]
