@@ -53,7 +53,13 @@ fn stranger_at(pid: i32) -> Option<std::process::Child> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proc_1_a_reused_shell_pid_never_hits_a_stranger() {
     let ws = Workspace::new();
-    let session = crate::supervised_session(&ws.root, &ws.private);
+    for (path, session) in crate::both_paths(&ws.root, &ws.private) {
+        println!("path: {path}");
+        reuse_the_shell_pid(session).await;
+    }
+}
+
+async fn reuse_the_shell_pid(session: wavesh_tool::Session) {
     let marker = digit_marker();
     let result = session
         .bash(
@@ -96,7 +102,13 @@ async fn proc_1_a_reused_shell_pid_never_hits_a_stranger() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proc_2_stopping_the_subreaper_hangs_nothing() {
     let ws = Workspace::new();
-    let session = crate::supervised_session(&ws.root, &ws.private);
+    for (path, session) in crate::both_paths(&ws.root, &ws.private) {
+        println!("path: {path}");
+        stop_the_supervisor(session).await;
+    }
+}
+
+async fn stop_the_supervisor(session: wavesh_tool::Session) {
     let mut input = BashInput::new("sleep 0.01; kill -STOP $PPID; sleep 1; echo survived");
     input.timeout_ms = Some(2000);
     let result = tokio::time::timeout(
@@ -146,7 +158,13 @@ async fn proc_2_stopping_the_subreaper_hangs_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proc_2_killing_the_subreaper_frees_no_escapee() {
     let ws = Workspace::new();
-    let session = crate::supervised_session(&ws.root, &ws.private);
+    for (path, session) in crate::both_paths(&ws.root, &ws.private) {
+        println!("path: {path}");
+        kill_the_subreaper(session).await;
+    }
+}
+
+async fn kill_the_subreaper(session: wavesh_tool::Session) {
     let marker = digit_marker();
     let mut input = BashInput::new(format!(
         "setsid -f sleep 961.{marker}; (setsid sleep 962.{marker} &); sleep 0.3; kill -9 $PPID; sleep 5"
@@ -373,7 +391,13 @@ fn proc_3_a_command_cannot_reach_the_users_terminal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proc_3_taskstop_on_an_ended_task_ends_its_leftovers() {
     let ws = Workspace::new();
-    let session = Arc::new(crate::supervised_session(&ws.root, &ws.private));
+    for (path, session) in crate::both_paths(&ws.root, &ws.private) {
+        println!("path: {path}");
+        stop_an_ended_task(Arc::new(session)).await;
+    }
+}
+
+async fn stop_an_ended_task(session: Arc<wavesh_tool::Session>) {
     let marker = digit_marker();
     let mut input = BashInput::new(format!(
         "sleep 963.{marker} & setsid -f sleep 964.{marker}; exit 0"
@@ -493,4 +517,88 @@ fn proc_3_the_login_probe_leaves_nothing_running() {
             "the probe's ssh-agent is still running"
         );
     }
+}
+
+/// PROC-1/PROC-2 on the cgroup path: each command's tree is in a cgroup of its own, which
+/// ends it even when the command has stopped its subreaper and the helper is killed
+/// meanwhile; every cgroup made is gone with the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proc_1_a_cgroup_per_command_ends_the_tree_whatever_the_supervisors_state() {
+    let wavesh_exec::cgroup::Support::Available { .. } = wavesh_exec::cgroup::support() else {
+        println!("SKIPPED: {:?}", wavesh_exec::cgroup::support());
+        return;
+    };
+    let ws = Workspace::new();
+    let session = crate::supervised_session(&ws.root, &ws.private);
+    let marker = digit_marker();
+    let mut input = BashInput::new(format!(
+        "setsid -f sleep 967.{marker}; cat /proc/self/cgroup; kill -STOP $PPID; sleep 968.{marker}"
+    ));
+    input.run_in_background = true;
+    let started = session.bash(input, &CallContext::default()).await.unwrap();
+    let id = started.background_task_id.unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .len()
+            == 2),
+        "the tree never started"
+    );
+    let task = session
+        .list_tasks()
+        .into_iter()
+        .find(|task| task.task_id == id)
+        .unwrap();
+    let cgroup_line = std::fs::read_to_string(&task.output_path).unwrap();
+    assert!(
+        cgroup_line.contains(&format!("/wavesh-{}-", std::process::id()))
+            && cgroup_line.contains("/cmd-"),
+        "the command is not in a cgroup of its own: {cgroup_line}"
+    );
+    let dir = cgroup_line
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .unwrap()
+        .to_owned();
+    let mount = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .find_map(|line| {
+            let (before, after) = line.split_once(" - ")?;
+            after.starts_with("cgroup2 ").then(|| {
+                before
+                    .split_whitespace()
+                    .nth(4)
+                    .map(std::path::PathBuf::from)
+            })?
+        })
+        .expect("a cgroup2 mount");
+    let session_dir = mount
+        .join(dir.trim_start_matches('/'))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    assert!(session_dir.exists(), "{}", session_dir.display());
+    // The subreaper is stopped by the command (the watchdog resumes it): stop it again
+    // from here and kill the helper while it is.
+    let shell = task.pid;
+    let subreaper = crate::processes_parent_of(shell).unwrap();
+    let helper = crate::processes_parent_of(subreaper).unwrap();
+    Command::new("kill")
+        .args(["-STOP", &subreaper.to_string()])
+        .status()
+        .unwrap();
+    Command::new("kill")
+        .args(["-KILL", &helper.to_string()])
+        .status()
+        .unwrap();
+    crate::expect_gone(&marker, Duration::from_secs(2), "the helper was killed");
+    session.shutdown().await;
+    drop(session);
+    assert!(
+        wait_until(Duration::from_secs(3), || !session_dir.exists()),
+        "the session's cgroups are left: {}",
+        session_dir.display()
+    );
 }

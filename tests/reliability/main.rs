@@ -51,4 +51,40 @@ pub fn supervised_session(root: &Path, private: &Path) -> Session {
         .expect("a session")
 }
 
+/// Supervised sessions on both of the supervisor's paths: per-command cgroups (where
+/// this machine allows them; SKIPPED otherwise) and subreapers alone (PROC-1).
+pub fn both_paths(root: &Path, private: &Path) -> Vec<(&'static str, Session)> {
+    let mut sessions = Vec::new();
+    for (name, cgroups) in [("cgroups", true), ("subreapers", false)] {
+        let session = Session::builder(root)
+            .private_base(private)
+            .no_login_env()
+            .supervisor(util::WAVESH)
+            .supervisor_options(wavesh_exec::supervisor::Options {
+                cgroups,
+                ..wavesh_exec::supervisor::Options::default()
+            })
+            .build()
+            .expect("a session");
+        if cgroups
+            && matches!(
+                wavesh_exec::cgroup::support(),
+                wavesh_exec::cgroup::Support::Unavailable(_)
+            )
+        {
+            #[allow(clippy::print_stdout, reason = "a skipped path says SKIPPED")]
+            {
+                println!(
+                    "SKIPPED: the cgroup path: {:?}",
+                    wavesh_exec::cgroup::support()
+                );
+            }
+            continue;
+        }
+        sessions.push((name, session));
+    }
+    sessions
+}
+
+pub use processes::parent_of as processes_parent_of;
 pub use util::Mcp;

@@ -309,7 +309,7 @@ fn helpers_of(host: i32) -> Vec<i32> {
         .collect()
 }
 
-fn parent_of(pid: i32) -> Option<i32> {
+pub fn parent_of(pid: i32) -> Option<i32> {
     let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
     let close = stat.iter().rposition(|&b| b == b')')?;
     let rest = String::from_utf8_lossy(&stat[close + 1..]).into_owned();

@@ -11,6 +11,8 @@
 //! This crate knows nothing of the model: texts, truncation and the tool schema are in
 //! `wavesh-tool`.
 
+#[cfg(target_os = "linux")]
+pub mod cgroup;
 pub mod env_vars;
 mod executor;
 mod job;

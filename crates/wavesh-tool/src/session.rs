@@ -258,7 +258,14 @@ pub enum SessionError {
     /// The private directory could not be made.
     #[error(transparent)]
     PrivateDir(#[from] PrivateDirError),
+    /// Per-command limits were asked for and cannot be enforced here (PROC-1): the
+    /// session refuses to start rather than run commands without them.
+    #[error("cannot enforce the per-command limits: {0}")]
+    Limits(String),
 }
+
+/// How a session starts and ends its commands' processes.
+type Processes = (Arc<dyn Spawner>, Arc<dyn Signaller>);
 
 /// A directory as given and as resolved, for comparisons (CWD-4).
 #[derive(Debug, Clone)]
@@ -311,6 +318,8 @@ pub struct SessionBuilder {
     private_base: Option<PathBuf>,
     spawner: Option<Arc<dyn Spawner>>,
     supervisor: Option<PathBuf>,
+    #[cfg(target_os = "linux")]
+    supervisor_options: wavesh_exec::supervisor::Options,
     login_env: LoginEnvChoice,
     session_id: Option<String>,
     state_dir: Option<PathBuf>,
@@ -404,6 +413,14 @@ impl SessionBuilder {
         self
     }
 
+    /// How the supervisor holds trees (Linux): per-command cgroups where the machine
+    /// allows them (on by default) and per-command memory and pids limits (off).
+    #[cfg(target_os = "linux")]
+    pub fn supervisor_options(&mut self, options: wavesh_exec::supervisor::Options) -> &mut Self {
+        self.supervisor_options = options;
+        self
+    }
+
     /// Starts shells through `spawner` (a test double, a host's own).
     pub fn spawner(&mut self, spawner: Arc<dyn Spawner>) -> &mut Self {
         self.spawner = Some(spawner);
@@ -412,20 +429,25 @@ impl SessionBuilder {
 
     /// The spawner and signaller: a host's own spawner, else the supervisor where there is
     /// one and it starts, else direct children.
-    fn processes(&self) -> (Arc<dyn Spawner>, Arc<dyn Signaller>) {
+    fn processes(&self) -> Result<Processes, SessionError> {
         let direct = default_signaller();
         if let Some(spawner) = &self.spawner {
-            return (Arc::clone(spawner), direct);
+            return Ok((Arc::clone(spawner), direct));
         }
         #[cfg(target_os = "linux")]
         if let Some(program) = &self.supervisor {
             use wavesh_exec::supervisor::{SupervisedSignaller, SupervisedSpawner, Supervisor};
-            match Supervisor::start(program) {
+            match Supervisor::start_with(program, &self.supervisor_options) {
                 Ok(supervisor) => {
-                    return (
+                    return Ok((
                         Arc::new(SupervisedSpawner::new(supervisor.clone())),
                         Arc::new(SupervisedSignaller::new(supervisor, direct)),
-                    );
+                    ));
+                }
+                Err(error)
+                    if self.supervisor_options.limits != wavesh_exec::cgroup::Limits::default() =>
+                {
+                    return Err(SessionError::Limits(error.to_string()));
                 }
                 Err(error) => tracing::warn!(
                     %error,
@@ -433,7 +455,7 @@ impl SessionBuilder {
                 ),
             }
         }
-        (Arc::new(DirectSpawner), direct)
+        Ok((Arc::new(DirectSpawner), direct))
     }
 
     /// Checks the workspace, chooses the shell and creates the private directory.
@@ -451,7 +473,7 @@ impl SessionBuilder {
         };
         let (selection, shell) = self.select_shell(candidate)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
-        let (spawner, signaller) = self.processes();
+        let (spawner, signaller) = self.processes()?;
         let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
@@ -891,6 +913,8 @@ impl Session {
             private_base: None,
             spawner: None,
             supervisor: None,
+            #[cfg(target_os = "linux")]
+            supervisor_options: wavesh_exec::supervisor::Options::default(),
             login_env: LoginEnvChoice::Process,
             session_id: None,
             state_dir: None,

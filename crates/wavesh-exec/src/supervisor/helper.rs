@@ -43,7 +43,7 @@ const GRACE: Duration = Duration::from_secs(1);
 
 struct Tree {
     subreaper: libc::pid_t,
-    /// A pidfd of the subreaper, given to the host with the start notice so the host can
+    /// A pidfd of the subreaper, given to the host as soon as it is forked so the host can
     /// resume it if the command stops it (PROC-2) without signalling a bare pid.
     pidfd: Option<OwnedFd>,
     socket: OwnedFd,
@@ -59,6 +59,10 @@ struct SpawnRequest {
     stdin: OwnedFd,
     output: OwnedFd,
     seal: Option<OwnedFd>,
+    /// The command cgroup's `cgroup.procs`, open for writing: the shell joins it.
+    cgroup: Option<OwnedFd>,
+    /// The command cgroup's directory, removed by the subreaper once its tree is empty.
+    cgroup_dir: Option<std::path::PathBuf>,
 }
 
 fn cstring(bytes: &[u8], what: &str) -> io::Result<CString> {
@@ -85,11 +89,25 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
     }
     let cwd = cstring(payload.bytes("cwd")?, "the working directory")?;
     let sealed = payload.u8("seal flag")? == 1;
+    let in_cgroup = payload.u8("cgroup flag")? == 1;
+    let cgroup_dir = if in_cgroup {
+        use std::os::unix::ffi::OsStrExt;
+        Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(
+            payload.bytes("cgroup directory")?,
+        )))
+    } else {
+        None
+    };
     let mut fds = fds.into_iter();
     let missing = || io::Error::new(io::ErrorKind::InvalidData, "spawn without its descriptors");
     let stdin = fds.next().ok_or_else(missing)?;
     let output = fds.next().ok_or_else(missing)?;
     let seal = if sealed {
+        Some(fds.next().ok_or_else(missing)?)
+    } else {
+        None
+    };
+    let cgroup = if in_cgroup {
         Some(fds.next().ok_or_else(missing)?)
     } else {
         None
@@ -103,6 +121,8 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
         stdin,
         output,
         seal,
+        cgroup,
+        cgroup_dir,
     })
 }
 
@@ -151,6 +171,9 @@ pub(crate) fn run() -> i32 {
     // Subreapers of detached trees: they outlive the helper on purpose and are never
     // ended by it.
     let mut detached: Vec<libc::pid_t> = Vec::new();
+    // The session's cgroup directory, removed (as far as it is empty) when the helper
+    // ends.
+    let mut cgroups: Option<std::path::PathBuf> = None;
     loop {
         let ids: Vec<u64> = trees.keys().copied().collect();
         let mut polls: Vec<libc::pollfd> = [host, children.as_raw_fd()]
@@ -190,6 +213,7 @@ pub(crate) fn run() -> i32 {
                         fds,
                         &mut trees,
                         &mut detached,
+                        &mut cgroups,
                     ) {
                         report(&error.to_string());
                     }
@@ -228,7 +252,23 @@ pub(crate) fn run() -> i32 {
         unsafe { libc::poll(&mut poll, 1, 20) };
         drain_signals(children.as_raw_fd());
     }
+    if let Some(dir) = cgroups {
+        remove_empty_cgroups(&dir);
+    }
     0
+}
+
+/// Removes the empty command cgroups under a session's directory, then the directory if
+/// it is empty: `rmdir` of a populated cgroup fails, so a detached tree keeps its own.
+fn remove_empty_cgroups(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("cmd-") {
+                let _ = std::fs::remove_dir(entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// Ends what this process adopted: every child that is neither one of its subreapers
@@ -278,11 +318,7 @@ fn from_subreaper(host: RawFd, id: u64, trees: &mut HashMap<u64, Tree>) {
             let (kind, a, b) = parse_record(&buf);
             let mut out = Writer::default();
             out.u8(kind).u64(id).i32(a).i32(b);
-            let pidfd: Vec<RawFd> = match (&tree.pidfd, kind) {
-                (Some(pidfd), tag::STARTED) => vec![pidfd.as_raw_fd()],
-                _ => Vec::new(),
-            };
-            let _ = send_frame(host, &out.0, &pidfd);
+            let _ = send_frame(host, &out.0, &[]);
         }
         Err(_) => {
             // The subreaper exited: its tree is gone.
@@ -309,6 +345,7 @@ fn from_host(
     fds: Vec<OwnedFd>,
     trees: &mut HashMap<u64, Tree>,
     detached: &mut Vec<libc::pid_t>,
+    cgroups: &mut Option<std::path::PathBuf>,
 ) -> io::Result<()> {
     let mut reader = Reader::new(payload);
     match reader.u8("tag")? {
@@ -326,8 +363,18 @@ fn from_host(
                 }
             };
             let id = request.id;
+            if let Some(parent) = request.cgroup_dir.as_deref().and_then(|dir| dir.parent()) {
+                *cgroups = Some(parent.to_path_buf());
+            }
             match fork_subreaper(host, children, request, trees) {
                 Ok(tree) => {
+                    // The subreaper's pidfd goes to the host before the subreaper can do
+                    // anything, so a command that stops it at once is still resumed.
+                    if let Some(pidfd) = &tree.pidfd {
+                        let mut out = Writer::default();
+                        out.u8(tag::SUBREAPER).u64(id).i32(0).i32(0);
+                        let _ = send_frame(host, &out.0, &[pidfd.as_raw_fd()]);
+                    }
                     trees.insert(id, tree);
                 }
                 Err(error) => {
@@ -408,7 +455,21 @@ fn fork_subreaper(
             libc::close(ours.as_raw_fd());
         }
         std::mem::forget(ours);
+        let cgroup_dir = request.cgroup_dir.clone();
+        // SAFETY: getppid has no preconditions.
+        let helper = unsafe { libc::getppid() };
         let code = subreaper(theirs, request);
+        // The tree is gone (or detached and now gone): its cgroup goes too, and, when the
+        // helper has ended meanwhile, the session's directory if nothing else is left.
+        if let Some(dir) = cgroup_dir {
+            let _ = std::fs::remove_dir(&dir);
+            // SAFETY: getppid has no preconditions.
+            if unsafe { libc::getppid() } != helper
+                && let Some(parent) = dir.parent()
+            {
+                remove_empty_cgroups(parent);
+            }
+        }
         // SAFETY: leaving the forked child without running the helper's destructors.
         unsafe { libc::_exit(code) };
     }
@@ -775,6 +836,13 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
                 fail(report[1]);
             }
             if libc::chdir(request.cwd.as_ptr()) != 0 {
+                fail(report[1]);
+            }
+            // PROC-1: the shell, and so its whole tree, lives in the command's cgroup.
+            // A command that cannot be placed there does not start.
+            if let Some(procs) = &request.cgroup
+                && libc::write(procs.as_raw_fd(), b"0".as_ptr().cast(), 1) != 1
+            {
                 fail(report[1]);
             }
             #[cfg(target_os = "linux")]

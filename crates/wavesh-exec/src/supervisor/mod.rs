@@ -71,11 +71,13 @@ mod tag {
     pub const GONE: u8 = b'G';
     /// helper → host, first: the protocol it speaks.
     pub const HELLO: u8 = b'H';
+    /// helper → host, right after the fork: the subreaper's pidfd.
+    pub const SUBREAPER: u8 = b'R';
 }
 
 /// The protocol version host and helper must share: a helper of another wavesh version
 /// is refused at start, not misread later.
-const PROTOCOL: i32 = 1;
+const PROTOCOL: i32 = 2;
 
 /// How long the host waits for a new helper's first words.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
@@ -103,6 +105,8 @@ struct Entry {
     gone: bool,
     /// The command's subreaper, as a pidfd, resumed by the watchdog if stopped.
     subreaper: Option<OwnedFd>,
+    /// The command's own cgroup, where the machine allows them (PROC-1).
+    cgroup: Option<crate::cgroup::CommandCgroup>,
 }
 
 /// Where the helper's answer to a spawn goes: a blocked thread or an awaiting task.
@@ -129,6 +133,8 @@ struct Shared {
     /// Counts helpers started, so a dying one's reader ends only its own commands.
     generations: AtomicU64,
     program: PathBuf,
+    /// One cgroup per command under this, where the machine allows it.
+    cgroups: Option<crate::cgroup::CgroupSession>,
 }
 
 struct Connection {
@@ -141,6 +147,25 @@ struct Connection {
 /// How often the watchdog resumes the helper and the subreapers (PROC-2): a command that
 /// stops them (`kill -STOP $PPID`) holds them for at most this long.
 const WATCHDOG: Duration = Duration::from_millis(100);
+
+/// How a [`Supervisor`] holds its trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// One cgroup v2 per command where the machine allows it (the default); off, the
+    /// subreapers alone hold the trees.
+    pub cgroups: bool,
+    /// Per-command limits (off by default); they need cgroups.
+    pub limits: crate::cgroup::Limits,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cgroups: true,
+            limits: crate::cgroup::Limits::default(),
+        }
+    }
+}
 
 /// A session's supervisor: the helper process and the channel to it.
 #[derive(Clone)]
@@ -163,14 +188,45 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Supervisor {
-    /// Starts the helper: `program __supervise` (the `wavesh` binary).
+    /// Starts the helper: `program __supervise` (the `wavesh` binary), with one cgroup per
+    /// command where the machine allows it and no limits.
     pub fn start(program: impl Into<PathBuf>) -> io::Result<Supervisor> {
+        Supervisor::start_with(program, &Options::default())
+    }
+
+    /// As [`Supervisor::start`], with `options`. Limits need cgroups with those
+    /// controllers delegated: where they cannot be had, this fails, naming what is
+    /// missing, rather than run commands without the limits asked for.
+    pub fn start_with(program: impl Into<PathBuf>, options: &Options) -> io::Result<Supervisor> {
+        let limits = options.limits;
+        let made = if options.cgroups {
+            crate::cgroup::CgroupSession::create(limits)
+        } else {
+            Err("per-command cgroups are turned off".to_owned())
+        };
+        let cgroups = match made {
+            Ok(cgroups) => {
+                tracing::debug!(dir = %cgroups.path().display(), "one cgroup per command");
+                Some(cgroups)
+            }
+            Err(why) if limits == crate::cgroup::Limits::default() => {
+                tracing::debug!(%why, "no per-command cgroups; subreapers hold the trees");
+                None
+            }
+            Err(why) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("per-command limits were asked for, but {why}"),
+                ));
+            }
+        };
         let shared = Arc::new(Shared {
             socket: Mutex::new(None),
             entries: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             generations: AtomicU64::new(0),
             program: program.into(),
+            cgroups,
         });
         let supervisor = Supervisor { shared };
         let connection = supervisor.connect()?;
@@ -234,6 +290,11 @@ impl Supervisor {
             generation,
             pidfd,
         })
+    }
+
+    /// Whether each command of this supervisor gets a cgroup of its own.
+    pub fn uses_cgroups(&self) -> bool {
+        self.shared.cgroups.is_some()
     }
 
     /// Sends one frame on the live connection, starting a new helper first if the last
@@ -330,6 +391,7 @@ impl Supervisor {
             exited: Some(exited_tx),
             gone: false,
             subreaper: None,
+            cgroup: None,
         };
         let sent = self.request_spawn(id, spec, |generation| {
             lock(&self.shared.entries).insert(
@@ -407,11 +469,34 @@ impl Supervisor {
         }
         out.bytes(absolute(&spec.cwd).as_os_str().as_bytes());
         out.u8(u8::from(spec.seal.is_some()));
+        let cgroup = self.shared.cgroups.as_ref().and_then(|cgroups| {
+            let made = cgroups.command(id).and_then(|cgroup| {
+                let procs = cgroup.procs()?;
+                Ok((cgroup, procs))
+            });
+            made.map_err(|error| tracing::warn!(%error, "no cgroup for this command"))
+                .ok()
+        });
+        out.u8(u8::from(cgroup.is_some()));
+        if let Some((cgroup, _)) = &cgroup {
+            // The helper and subreaper remove it, and the session's directory, once they
+            // are empty: the host may exit without dropping anything.
+            out.bytes(cgroup.path().as_os_str().as_bytes());
+        }
         let mut fds = vec![spec.command.as_raw_fd(), spec.output.as_raw_fd()];
         if let Some(seal) = &spec.seal {
             fds.push(seal.as_raw_fd());
         }
-        self.send_with(&out.0, &fds, register)
+        if let Some((_, procs)) = &cgroup {
+            fds.push(procs.as_raw_fd());
+        }
+        let (cgroup, _procs) = cgroup.unzip();
+        self.send_with(&out.0, &fds, |generation| {
+            register(generation);
+            if let Some(entry) = lock(&self.shared.entries).get_mut(&id) {
+                entry.cgroup = cgroup;
+            }
+        })
     }
 }
 
@@ -528,6 +613,16 @@ fn read_helper(shared: &Arc<Shared>, socket: OwnedFd, mut child: Child, generati
         );
     }
     for mut entry in ids.into_iter().filter_map(|id| entries.remove(&id)) {
+        // The helper is gone: its subreapers end their trees, unless the command stopped
+        // them too; a cgroup ends the tree whatever state they are in (PROC-2).
+        if let Some(cgroup) = &entry.cgroup {
+            let _ = cgroup.kill();
+        }
+        // A subreaper the command stopped would never see the helper's end: resume it
+        // once more, so it ends its tree (where no cgroup did) and exits.
+        if let Some(pidfd) = &entry.subreaper {
+            let _ = rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::CONT);
+        }
         if let Some(started) = entry.started.take() {
             started.send(Err(libc::EPIPE));
         }
@@ -550,9 +645,11 @@ fn route(shared: &Shared, payload: &[u8], fds: Vec<OwnedFd>) -> io::Result<()> {
         return Ok(());
     };
     match kind {
+        tag::SUBREAPER => {
+            entry.subreaper = fds.into_iter().next();
+        }
         tag::STARTED => {
             entry.pgid = a;
-            entry.subreaper = fds.into_iter().next();
             if let Some(started) = entry.started.take() {
                 started.send(Ok(a));
             }
@@ -592,8 +689,12 @@ fn route(shared: &Shared, payload: &[u8], fds: Vec<OwnedFd>) -> io::Result<()> {
             if let Some(exited) = entry.exited.take() {
                 // The subreaper went away before the shell's exit (it was killed from
                 // outside). Its tree was left to the helper, a subreaper too, which ends
-                // it (PROC-2); no number is signalled from here (PROC-1). Say the command
-                // was killed rather than leave its caller waiting.
+                // it (PROC-2), and its cgroup is killed where it has one; no number is
+                // signalled from here (PROC-1). Say the command was killed rather than
+                // leave its caller waiting.
+                if let Some(cgroup) = &entry.cgroup {
+                    let _ = cgroup.kill();
+                }
                 tracing::error!(
                     pgid = entry.pgid,
                     "the supervisor lost a command; the helper ends its tree"
@@ -690,6 +791,14 @@ impl Signaller for SupervisedSignaller {
             KillSignal::Terminate => libc::SIGTERM,
             KillSignal::Kill => libc::SIGKILL,
         };
+        if signal == KillSignal::Kill
+            && let Some(cgroup) = lock(&self.supervisor.shared.entries)
+                .get(&id)
+                .and_then(|entry| entry.cgroup.as_ref())
+            && let Err(error) = cgroup.kill()
+        {
+            tracing::warn!(pgid, %error, "cgroup.kill failed; the subreaper ends the tree");
+        }
         match self.supervisor.signal_tree(id, number) {
             Ok(()) => Ok(()),
             // The helper is gone, and its subreapers end their trees on their own.
