@@ -129,6 +129,8 @@ pub struct Finished {
     pub cwd_after: Option<PathBuf>,
     /// How long it ran.
     pub duration: Duration,
+    /// The per-command limit that ended it, in words for the model (PROC-1), if one did.
+    pub limit: Option<String>,
 }
 
 /// A command now running as a background task.
@@ -379,6 +381,7 @@ impl Executor {
             output: OutputFile::new(job.output_path().to_path_buf()),
             cwd_after,
             duration: started.elapsed(),
+            limit: self.signaller.limit_fired(job.pgid()),
         }))
     }
 

@@ -63,6 +63,11 @@ pub trait Signaller: Send + Sync {
     fn tree_size(&self, _pgid: i32) -> Option<usize> {
         None
     }
+    /// The per-command limit that ended the tree of group `pgid`, in words for the model
+    /// ("the command was killed: it exceeded the 4 GiB memory limit"), if one did.
+    fn limit_fired(&self, _pgid: i32) -> Option<String> {
+        None
+    }
 }
 
 /// What [`kill_tree`] ended up doing, for logs and tests.

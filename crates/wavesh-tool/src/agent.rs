@@ -225,6 +225,14 @@ impl<'a> Agent<'a> {
             (_, Ending::Aborted | Ending::OutputCap) => true,
             _ => false,
         };
+        // PROC-1: say which limit ended it, not only the signal.
+        let is_error = match &finished.limit {
+            Some(limit) => {
+                lines.push(format!("Note: {limit}."));
+                true
+            }
+            None => is_error,
+        };
         let gh_note;
         let output_path = match output {
             ModelOutput::Inline(text) => {

@@ -135,6 +135,8 @@ struct Shared {
     program: PathBuf,
     /// One cgroup per command under this, where the machine allows it.
     cgroups: Option<crate::cgroup::CgroupSession>,
+    /// Limits that ended commands, by the group of their shell, until asked for.
+    fired: Mutex<HashMap<i32, crate::cgroup::LimitFired>>,
 }
 
 struct Connection {
@@ -227,6 +229,7 @@ impl Supervisor {
             generations: AtomicU64::new(0),
             program: program.into(),
             cgroups,
+            fired: Mutex::new(HashMap::new()),
         });
         let supervisor = Supervisor { shared };
         let connection = supervisor.connect()?;
@@ -666,6 +669,10 @@ fn route(shared: &Shared, payload: &[u8], fds: Vec<OwnedFd>) -> io::Result<()> {
             } else {
                 ExitStatus::Signal(a)
             };
+            // A limit that fired is noted before the exit is told, for the same reason.
+            if let Some(fired) = entry.cgroup.as_ref().and_then(|c| c.limit_fired()) {
+                lock(&shared.fired).insert(entry.pgid, fired);
+            }
             // Marked before the exit is told, so whoever sees the exit sees whether
             // anything was left.
             if b == 1 {
@@ -815,6 +822,12 @@ impl Signaller for SupervisedSignaller {
 
     fn group_exists(&self, pgid: i32) -> bool {
         self.supervisor.tree_of(pgid).is_some()
+    }
+
+    fn limit_fired(&self, pgid: i32) -> Option<String> {
+        lock(&self.supervisor.shared.fired)
+            .remove(&pgid)
+            .map(crate::cgroup::LimitFired::sentence)
     }
 
     fn tree_size(&self, pgid: i32) -> Option<usize> {
