@@ -26,6 +26,10 @@ enum Ending {
     TimeoutKill,
     TimeoutMoveThenStop,
     OwnerRelease,
+    /// The command stops its own subreaper, then is stopped with TaskStop (PROC-2).
+    SubreaperStopped,
+    /// The command kills its own subreaper with its tree still running (PROC-2).
+    SubreaperKilled,
 }
 
 /// A tree with a `setsid` escapee (its own session and group) and a grandchild that
@@ -43,6 +47,18 @@ fn tree(marker: &str, first_sleep: bool) -> String {
 
 fn fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// What the host's descriptors point at, for a leak's message.
+fn fd_targets() -> Vec<String> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .map(|entry| {
+            std::fs::read_link(entry.path())
+                .map_or_else(|_| "?".to_owned(), |target| target.display().to_string())
+        })
+        .collect()
 }
 
 fn files_in(dir: &std::path::Path) -> Vec<String> {
@@ -109,6 +125,35 @@ async fn one_run(session: Arc<wavesh_tool::Session>, ending: Ending, marker: Str
                 .await
                 .unwrap();
         }
+        Ending::SubreaperStopped => {
+            let mut input = BashInput::new(format!("kill -STOP $PPID; {}", tree(&marker, false)));
+            input.run_in_background = true;
+            let result = session.bash(input, &CallContext::default()).await.unwrap();
+            let id = result.background_task_id.expect("a background task");
+            started(&needle, 3).await;
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                session.task_stop(TaskStopInput { task_id: id }),
+            )
+            .await
+            .expect("TaskStop hung on a stopped subreaper")
+            .unwrap();
+        }
+        Ending::SubreaperKilled => {
+            let mut input = BashInput::new(format!(
+                "{{ {}; }} & sleep 0.2; kill -9 $PPID; wait",
+                tree(&marker, false)
+            ));
+            input.timeout_ms = Some(10_000);
+            let result = tokio::time::timeout(
+                Duration::from_secs(15),
+                session.bash(input, &CallContext::default()),
+            )
+            .await
+            .expect("the call hung after its subreaper was killed")
+            .unwrap();
+            assert_ne!(result.exit_code, Some(0), "{}", result.text);
+        }
         Ending::OwnerRelease => {
             let agent = session.subagent();
             let mut input = BashInput::new(tree(&marker, false));
@@ -139,6 +184,8 @@ async fn kill_mixed_runs_leave_nothing() {
         Ending::TimeoutKill,
         Ending::TimeoutMoveThenStop,
         Ending::OwnerRelease,
+        Ending::SubreaperStopped,
+        Ending::SubreaperKilled,
     ];
     let total = runs();
     let mut next = 0;
@@ -146,7 +193,11 @@ async fn kill_mixed_runs_leave_nothing() {
         let mut batch = tokio::task::JoinSet::new();
         for i in next..(next + 20).min(total) {
             let marker = format!("{base}{i:04}");
-            batch.spawn(one_run(Arc::clone(&session), endings[i % 4], marker));
+            batch.spawn(one_run(
+                Arc::clone(&session),
+                endings[i % endings.len()],
+                marker,
+            ));
         }
         while let Some(joined) = batch.join_next().await {
             joined.unwrap();
@@ -156,7 +207,15 @@ async fn kill_mixed_runs_leave_nothing() {
     }
     // Every run's result was taken; the ended tasks' notifications go out with this.
     session.take_notifications();
-    assert_eq!(fd_count(), fds_before, "descriptors leaked in the host");
+    // A tree's end-of-tree notice, which closes its subreaper's pidfd, may come a moment
+    // after its last process is gone.
+    wait_until(Duration::from_secs(3), || fd_count() == fds_before);
+    assert_eq!(
+        fd_count(),
+        fds_before,
+        "descriptors leaked in the host: {:?}",
+        fd_targets()
+    );
     let private = session.private_dir().to_path_buf();
     let live: Vec<String> = session
         .list_tasks()
