@@ -602,3 +602,70 @@ async fn proc_1_a_cgroup_per_command_ends_the_tree_whatever_the_supervisors_stat
         session_dir.display()
     );
 }
+
+/// PROC-2: `wavesh mcp` exits within 1.5 s of stdin EOF or SIGTERM, and ends its trees,
+/// whatever state its helper and subreapers are in: here both are stopped by the test
+/// just before the end (the command could do the same).
+#[test]
+fn proc_2_the_server_exits_promptly_with_its_supervisor_stopped() {
+    for ending in ["eof", "sigterm"] {
+        let ws = Workspace::new();
+        let marker = digit_marker();
+        let mut mcp = crate::Mcp::start(&ws, &[]);
+        let answer = mcp.tool(
+            2,
+            "Bash",
+            serde_json::json!({
+                "command": format!("setsid -f sleep 971.{marker}; sleep 972.{marker}"),
+                "run_in_background": true
+            }),
+        );
+        assert!(answer.contains("background"), "{answer}");
+        assert!(
+            wait_until(Duration::from_secs(10), || live_pids_with(&format!(
+                ".{marker}"
+            ))
+            .len()
+                == 2),
+            "the task never started"
+        );
+        let server = mcp.child.id() as i32;
+        let helpers = crate::processes::helpers_of(server);
+        assert_eq!(helpers.len(), 1, "{helpers:?}");
+        let subreapers: Vec<i32> = live_pids_with(&format!("972.{marker}"))
+            .into_iter()
+            .filter_map(crate::processes_parent_of)
+            .collect();
+        for pid in helpers.iter().chain(&subreapers) {
+            Command::new("kill")
+                .args(["-STOP", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+        let asked = Instant::now();
+        match ending {
+            "eof" => mcp.close_input(),
+            _ => {
+                Command::new("kill")
+                    .args(["-TERM", &server.to_string()])
+                    .status()
+                    .unwrap();
+            }
+        }
+        let exited = wait_until(Duration::from_secs(5), || {
+            mcp.child.try_wait().unwrap().is_some()
+        });
+        let took = asked.elapsed();
+        println!("{ending}: the server exited after {took:?}");
+        assert!(exited, "{ending}: the server did not exit");
+        assert!(
+            took < Duration::from_millis(1500),
+            "{ending}: the server took {took:?}"
+        );
+        crate::expect_gone(
+            &marker,
+            Duration::from_secs(3),
+            &format!("{ending}: the server ended"),
+        );
+    }
+}

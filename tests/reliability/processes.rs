@@ -353,7 +353,7 @@ async fn kill_a_dead_supervisor_ends_its_trees_and_is_replaced() {
 }
 
 /// The supervisors started by process `host`: its children running `__supervise`.
-fn helpers_of(host: i32) -> Vec<i32> {
+pub fn helpers_of(host: i32) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()

@@ -392,14 +392,19 @@ impl Mcp {
         }
     }
 
-    /// Closes the connection and waits for the server to exit by itself.
-    pub fn close(mut self) {
+    /// Closes the server's input without waiting for anything.
+    pub fn close_input(&mut self) {
         // Replacing stdin with a closed pipe end drops the real one.
         let (_, closed) = std::io::pipe().unwrap();
         drop(std::mem::replace(
             &mut self.stdin,
             std::process::ChildStdin::from(std::os::fd::OwnedFd::from(closed)),
         ));
+    }
+
+    /// Closes the connection and waits for the server to exit by itself.
+    pub fn close(mut self) {
+        self.close_input();
         assert!(
             wait_until(Duration::from_secs(5), || self
                 .child
