@@ -126,14 +126,123 @@ fn plan(args: &[String]) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Standard output that keeps its first error instead of returning it: `findutils`
+/// unwraps its writes, which would panic on a full disk. The error is reported once the
+/// search ends, in GNU's words. (A closed pipe ends the process by SIGPIPE first.)
+struct Output {
+    inner: std::io::Stdout,
+    error: Option<std::io::Error>,
+}
+
+impl std::io::Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.error.is_none()
+            && let Err(error) = self.inner.write_all(buf)
+        {
+            self.error = Some(error);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.error.is_none()
+            && let Err(error) = self.inner.flush()
+        {
+            self.error = Some(error);
+        }
+        Ok(())
+    }
+}
+
+/// `findutils`' standard dependencies, with [`Output`] as standard output.
+struct Dependencies {
+    output: std::cell::RefCell<Output>,
+    standard: findutils::find::StandardDependencies,
+}
+
+impl findutils::find::Dependencies for Dependencies {
+    fn get_output(&self) -> &std::cell::RefCell<dyn std::io::Write> {
+        &self.output
+    }
+
+    fn now(&self) -> std::time::SystemTime {
+        self.standard.now()
+    }
+
+    fn confirm(&self, prompt: &str) -> bool {
+        self.standard.confirm(prompt)
+    }
+}
+
+/// GNU find refuses `-execdir` and `-okdir` while PATH holds the current directory (an
+/// empty entry or `.`) or a relative one: a command there could be run from any
+/// directory the search visits. The message, or `None` when PATH is safe.
+fn unsafe_path_for_execdir(args: &[String]) -> Option<String> {
+    if !args.iter().any(|a| a == "-execdir" || a == "-okdir") {
+        return None;
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    let (open, close) = quotes();
+    for entry in path.split(':') {
+        if entry.is_empty() || entry == "." {
+            return Some(
+                "The current directory is included in the PATH environment variable, which \
+                 is insecure in combination with the -execdir action of find.  Please remove \
+                 the current directory from your $PATH (that is, remove \".\", doubled \
+                 colons, or leading or trailing colons)"
+                    .to_owned(),
+            );
+        }
+        if !entry.starts_with('/') {
+            return Some(format!(
+                "The relative path {open}{entry}{close} is included in the PATH environment \
+                 variable, which is insecure in combination with the -execdir action of find.  \
+                 Please remove that entry from $PATH"
+            ));
+        }
+    }
+    None
+}
+
+/// GNU's quotes around a name: typographic in a UTF-8 locale, ASCII otherwise.
+fn quotes() -> (&'static str, &'static str) {
+    if crate::grep::utf8_locale() {
+        ("\u{2018}", "\u{2019}")
+    } else {
+        ("'", "'")
+    }
+}
+
 /// `find ARGS`; returns the exit code.
 pub fn find_main(args: &[String]) -> i32 {
+    if let Some(message) = unsafe_path_for_execdir(args) {
+        find_error(&message);
+        return 1;
+    }
     match plan(args) {
         Some(ours) => {
             let mut argv = vec!["find"];
             argv.extend(ours.iter().map(String::as_str));
-            let deps = findutils::find::StandardDependencies::new();
-            findutils::find::find_main(&argv, &deps)
+            let deps = Dependencies {
+                output: std::cell::RefCell::new(Output {
+                    inner: std::io::stdout(),
+                    error: None,
+                }),
+                standard: findutils::find::StandardDependencies::new(),
+            };
+            let code = findutils::find::find_main(&argv, &deps);
+            let mut output = deps.output.borrow_mut();
+            let _ = std::io::Write::flush(&mut *output);
+            if let Some(error) = &output.error {
+                let (open, close) = quotes();
+                find_error(&format!(
+                    "{open}standard output{close}: {}",
+                    crate::grep::os_message(error)
+                ));
+                find_error("write error");
+                return 1;
+            }
+            code
         }
         None if std::env::var_os(crate::STRICT_ENV).is_some() => {
             find_error("not supported by wavesh's find; the system find would run");
