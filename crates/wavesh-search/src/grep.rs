@@ -35,6 +35,8 @@ pub struct Options {
     pub(crate) context_given: bool,
     /// A pattern file could not be read: GNU's message, reported with exit 2.
     pub(crate) fatal: Option<String>,
+    /// Where each pattern came from: `-f FILE` and its line, or `None` (`-e`, operand).
+    pub(crate) pattern_origins: Vec<Option<(String, usize)>>,
     pub(crate) recursive: bool,
     pub(crate) text: bool,
     pub(crate) skip_binary: bool,
@@ -105,7 +107,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
             };
             match name {
                 "regexp" => {
-                    push_patterns(&value()?, &mut o.patterns);
+                    push_patterns(&value()?, None, &mut o);
                     pattern_given = true;
                 }
                 "file" => {
@@ -206,7 +208,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 };
                 match flag {
                     'e' => {
-                        push_patterns(&value(&mut j)?, &mut o.patterns);
+                        push_patterns(&value(&mut j)?, None, &mut o);
                         pattern_given = true;
                     }
                     'f' => {
@@ -272,7 +274,17 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         if positional.is_empty() {
             return Err(Unsupported("no pattern".into()));
         }
-        push_patterns(&positional.remove(0), &mut o.patterns);
+        push_patterns(&positional.remove(0), None, &mut o);
+    }
+    // Equivalence classes and collating symbols follow the locale's collation, which
+    // the system grep knows ([[=a=]] matches à in a UTF-8 locale).
+    if matches!(o.dialect, Dialect::Basic | Dialect::Extended)
+        && let Some(p) = o
+            .patterns
+            .iter()
+            .find(|p| p.contains("[=") || p.contains("[."))
+    {
+        return Err(Unsupported(format!("the collation class in {p}")));
     }
     // -P on the backtracking engine (lookaround, back-references, \d): the same on
     // every platform, also where the system grep was built without PCRE. A pattern the
@@ -291,10 +303,15 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
 
 /// A pattern with newlines is several patterns (`-e $'a\nb'`, and `-e $'x\n'` adds the
 /// empty pattern, which matches every line).
-fn push_patterns(text: &str, patterns: &mut Vec<String>) {
-    patterns.extend(text.split('\n').map(str::to_owned));
+fn push_patterns(text: &str, file: Option<&str>, o: &mut Options) {
+    // Origins line up with patterns (rg pushes patterns of its own without them).
+    o.pattern_origins.resize(o.patterns.len(), None);
+    for (line, pattern) in text.split('\n').enumerate() {
+        o.patterns.push(pattern.to_owned());
+        o.pattern_origins
+            .push(file.map(|f| (f.to_owned(), line + 1)));
+    }
 }
-
 /// `-f FILE`: one pattern a line; an empty file adds none (then nothing matches). `-f -`
 /// reads stdin. An unreadable file is GNU's error, exit 2.
 fn read_pattern_file(path: &str, o: &mut Options) -> Result<(), Unsupported> {
@@ -319,21 +336,56 @@ fn read_pattern_file(path: &str, o: &mut Options) -> Result<(), Unsupported> {
             "-f {path}: patterns that are not UTF-8"
         )));
     };
-    push_patterns(text.strip_suffix('\n').unwrap_or(&text), &mut o.patterns);
+    push_patterns(text.strip_suffix('\n').unwrap_or(&text), Some(path), o);
     Ok(())
 }
-/// Whether the locale's character type is UTF-8 (`LC_ALL`, then `LC_CTYPE`, then `LANG`,
-/// as the C library reads them). Otherwise every byte is one character, as in the C locale.
-pub(crate) fn utf8_locale() -> bool {
+/// The locale's character type as the C library reads it (`LC_ALL`, then `LC_CTYPE`,
+/// then `LANG`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Locale {
+    /// A UTF-8 locale.
+    Utf8,
+    /// C or POSIX (or none set): every byte is one character.
+    C,
+    /// Any other character set (EUC-JP, KOI8-R, ISO-8859-*, ...), or a UTF-8 locale whose
+    /// case rules are not Unicode's defaults (Turkish and Azeri dotted I).
+    Other(String),
+}
+
+pub(crate) fn locale() -> Locale {
     for name in ["LC_ALL", "LC_CTYPE", "LANG"] {
         if let Some(value) = std::env::var_os(name)
             && !value.is_empty()
         {
-            let value = value.to_string_lossy().to_ascii_lowercase();
-            return value.contains("utf-8") || value.contains("utf8");
+            let value = value.to_string_lossy().into_owned();
+            let lower = value.to_ascii_lowercase();
+            if lower == "c" || lower == "posix" || lower.starts_with("c.") && !lower.contains("utf")
+            {
+                return Locale::C;
+            }
+            let utf8 = lower.contains(".utf-8") || lower.contains(".utf8");
+            let special_case = lower.starts_with("tr_") || lower.starts_with("az_");
+            return if utf8 && !special_case {
+                Locale::Utf8
+            } else {
+                Locale::Other(value)
+            };
         }
     }
-    false
+    Locale::C
+}
+
+/// Whether the locale's character type is UTF-8; otherwise every byte is one
+/// character, as in the C locale.
+pub(crate) fn utf8_locale() -> bool {
+    match locale() {
+        Locale::Utf8 => true,
+        Locale::C => false,
+        Locale::Other(name) => {
+            let lower = name.to_ascii_lowercase();
+            lower.contains(".utf-8") || lower.contains(".utf8")
+        }
+    }
 }
 
 /// The engine that decides whether a line matches.
@@ -392,7 +444,11 @@ impl Matcher {
         let alternation_of = |loose: bool| -> Result<String, String> {
             let mut translated = Vec::with_capacity(o.patterns.len());
             let mut groups = 0;
-            for p in &o.patterns {
+            // GNU reports every pattern in error (once per distinct pattern), with the
+            // file and line of a -f pattern.
+            let mut errors = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for (index, p) in o.patterns.iter().enumerate() {
                 translated.push(match o.dialect {
                     Dialect::Fixed if byte_mode => p
                         .chars()
@@ -420,12 +476,29 @@ impl Matcher {
                                 group_offset: groups,
                                 loose,
                             },
-                        )
-                        .map_err(|PatternError(message)| message)?;
-                        groups += t.groups;
-                        t.regex
+                        );
+                        match t {
+                            Ok(t) => {
+                                groups += t.groups;
+                                t.regex
+                            }
+                            Err(PatternError(message)) => {
+                                if seen.insert(p.as_str()) {
+                                    errors.push(match o.pattern_origins.get(index) {
+                                        Some(Some((file, line))) => {
+                                            format!("{file}:{line}: {message}")
+                                        }
+                                        _ => message,
+                                    });
+                                }
+                                String::new()
+                            }
+                        }
                     }
                 });
+            }
+            if !errors.is_empty() {
+                return Err(errors.join("\n"));
             }
             Ok(translated
                 .iter()
@@ -458,6 +531,7 @@ impl Matcher {
         let absolute = body.contains(r"\A") || body.contains(r"\z");
         let large = |text: &str| {
             regex::bytes::RegexBuilder::new(text)
+                .nest_limit(1000)
                 .size_limit(64 << 20)
                 .dfa_size_limit(64 << 20)
                 .build()
@@ -669,6 +743,9 @@ struct Run<'a, W: Write> {
     printed_group: bool,
     /// Binary-file notes of walked files, printed in walk order by the main thread.
     notes: Vec<String>,
+    /// Standard output's file when it is a regular file (device, inode): an input that
+    /// is the same file is refused, as GNU refuses it, instead of reading its own output.
+    output_file: Option<(u64, u64)>,
 }
 
 /// One input's search state while it streams through.
@@ -685,9 +762,15 @@ struct Scan {
     /// `-m` was reached: only trailing context is left to print.
     stopped: bool,
     done: bool,
-    /// A NUL byte was seen: matches are not printed, a note says the file matches.
-    binary: bool,
-    binary_matched: bool,
+    /// The selected-line count when a NUL byte made the input binary: from there on NUL
+    /// bytes end lines, and the next match ends the input with a note (GNU).
+    binary_from: Option<u64>,
+    /// A line (or match) to print was not valid in the locale and was left out.
+    encoding_error: bool,
+    /// `-I` found a NUL byte: the input counts as having no match, and no note is due.
+    binary_skipped: bool,
+    /// `-T`: numbers are padded to this width (GNU: the digits of the input's size).
+    width: usize,
     /// Where the input should be left once `-m` stops it: after the last selected line.
     resume_at: Option<u64>,
 }
@@ -707,6 +790,15 @@ fn count_lines(bytes: &[u8]) -> u64 {
     newlines + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
+fn digits(mut n: u64) -> usize {
+    let mut width = 1;
+    while n >= 10 {
+        n /= 10;
+        width += 1;
+    }
+    width
+}
+
 impl<W: Write> Run<'_, W> {
     fn printing(&self) -> bool {
         let o = self.o;
@@ -715,16 +807,22 @@ impl<W: Write> Run<'_, W> {
 
     /// Streams `reader` through the search: lines are matched as they arrive, reading
     /// stops at `-m`, and memory holds one chunk (plus the longest line). `pipe`: flush
-    /// what was found before each read that may wait. Returns where `-m` stopped.
+    /// what was found before each read that may wait. `size`: a regular file's size.
+    /// Returns where `-m` stopped.
     fn search_reader<R: Read>(
         &mut self,
         name: &str,
         mut reader: R,
         walked: bool,
         pipe: bool,
+        size: Option<u64>,
     ) -> Option<u64> {
         let o = self.o;
         let mut st = Scan::default();
+        if o.initial_tab {
+            let largest = size.map_or(i64::MAX as u64, |s| s + u64::from(o.line_number));
+            st.width = digits(largest);
+        }
         if o.max_count == Some(0) {
             st.done = true;
         }
@@ -758,7 +856,7 @@ impl<W: Write> Run<'_, W> {
                 }
                 break;
             }
-            if !o.text && !st.binary && memchr::memchr(0, &buf[len..]).is_some() {
+            if !o.text && st.binary_from.is_none() && memchr::memchr(0, &buf[len..]).is_some() {
                 if walked
                     && first
                     && memchr::memchr(0, &buf[..buf.len().min(BINARY_PROBE)]).is_some()
@@ -768,9 +866,19 @@ impl<W: Write> Run<'_, W> {
                 }
                 if o.skip_binary {
                     // -I: a binary file has no matching data.
+                    st.count = 0;
+                    st.binary_skipped = true;
                     break;
                 }
-                st.binary = true;
+                st.binary_from = Some(st.count);
+            }
+            if st.binary_from.is_some() {
+                // GNU reads NUL bytes in a binary input as line ends.
+                for b in &mut buf[len..] {
+                    if *b == 0 {
+                        *b = b'\n';
+                    }
+                }
             }
             first = false;
             if let Some(last) = memchr::memrchr(b'\n', &buf) {
@@ -858,7 +966,7 @@ impl<W: Write> Run<'_, W> {
         if st.stopped {
             // After -m, the trailing context is every following line, matching or not.
             if st.after_left > 0 {
-                self.print_line(name, number, offset, text, b'-');
+                self.print_line(st, name, number, offset, text, b'-');
                 st.last_printed = Some(number);
                 st.after_left -= 1;
             }
@@ -878,39 +986,18 @@ impl<W: Write> Run<'_, W> {
             } else {
                 st.count += 1;
             }
-            self.matched_any = true;
             if o.quiet || o.files_with_matches || o.files_without_match {
                 st.done = true;
                 return next;
             }
             if printing {
-                // GNU: printing text that is not valid in the locale makes the input binary
-                // (with -o, only the matches are printed).
-                let invalid = |t: &[u8]| std::str::from_utf8(t).is_err();
-                let encoding_error = self.matcher.utf8
-                    && !o.text
-                    && if o.only_matching {
-                        self.matcher
-                            .find_all(text)
-                            .iter()
-                            .any(|&(s, e)| invalid(&text[s..e]))
-                    } else {
-                        invalid(text)
-                    };
-                if st.binary || encoding_error {
-                    // GNU: the first match of a binary input ends it with a note.
-                    st.binary_matched = true;
+                if st.binary_from.is_some() {
+                    // GNU: a binary input's first match ends it; a note says it matched.
                     st.done = true;
                     return next;
                 }
                 self.print_before(st, name, number);
-                if o.only_matching {
-                    if !o.invert {
-                        self.only_matches(name, number, offset, text);
-                    }
-                } else {
-                    self.print_line(name, number, offset, text, b':');
-                }
+                self.print_line(st, name, number, offset, text, b':');
                 st.last_printed = Some(number);
                 self.printed_group = true;
                 st.after_left = o.after;
@@ -922,8 +1009,8 @@ impl<W: Write> Run<'_, W> {
                     st.done = true;
                 }
             }
-        } else if printing && !st.binary && st.after_left > 0 {
-            self.print_line(name, number, offset, text, b'-');
+        } else if printing && st.binary_from.is_none() && st.after_left > 0 {
+            self.print_line(st, name, number, offset, text, b'-');
             st.last_printed = Some(number);
             st.after_left -= 1;
         } else if printing && o.before > 0 {
@@ -953,41 +1040,82 @@ impl<W: Write> Run<'_, W> {
             }
         }
         for (n, offset, text) in kept {
-            self.print_line(name, n, offset, &text, b'-');
+            self.print_line(st, name, n, offset, &text, b'-');
         }
     }
 
-    fn prefix(&mut self, name: &str, number: u64, offset: u64, separator: u8) {
+    fn prefix(
+        &mut self,
+        st: &Scan,
+        name: &str,
+        number: u64,
+        offset: u64,
+        separator: u8,
+        empty: bool,
+    ) {
         let o = self.o;
         if self.show_names {
             self.out.put(name.as_bytes());
             self.out.put(&[separator]);
         }
         if o.line_number {
-            self.out.number(number + 1);
+            self.padded(st.width, number + 1);
             self.out.put(&[separator]);
         }
         if o.byte_offset {
-            self.out.number(offset);
+            self.padded(st.width, offset);
             self.out.put(&[separator]);
         }
-        if o.initial_tab && (self.show_names || o.line_number || o.byte_offset) {
+        if o.initial_tab && !empty && (self.show_names || o.line_number || o.byte_offset) {
             self.out.put(b"\t");
         }
     }
 
-    fn print_line(&mut self, name: &str, number: u64, offset: u64, text: &[u8], separator: u8) {
-        self.prefix(name, number, offset, separator);
-        self.out.put(text);
-        self.out.put(b"\n");
+    fn padded(&mut self, width: usize, n: u64) {
+        if width > 0 {
+            self.out.put(format!("{n:>width$}").as_bytes());
+        } else {
+            self.out.number(n);
+        }
     }
 
-    fn only_matches(&mut self, name: &str, number: u64, offset: u64, text: &[u8]) {
+    /// Prints a selected (`:`) or context (`-`) line as GNU does: with -o only the
+    /// matches of the lines that are "matching" (selected ones, or context ones under
+    /// -v). Text that is not valid in the locale is left out (GNU), noted for the end.
+    fn print_line(
+        &mut self,
+        st: &mut Scan,
+        name: &str,
+        number: u64,
+        offset: u64,
+        text: &[u8],
+        separator: u8,
+    ) {
+        let o = self.o;
+        let check = self.matcher.utf8 && !o.text;
+        if !o.only_matching {
+            if check && std::str::from_utf8(text).is_err() {
+                st.encoding_error = true;
+                return;
+            }
+            self.prefix(st, name, number, offset, separator, text.is_empty());
+            self.out.put(text);
+            self.out.put(b"\n");
+            return;
+        }
+        if (separator == b':') == o.invert {
+            return;
+        }
+        let separator = if o.invert { b'-' } else { b':' };
         for (start, end) in self.matcher.find_all(text) {
             if start == end {
                 continue;
             }
-            self.prefix(name, number, offset + start as u64, b':');
+            if check && std::str::from_utf8(&text[start..end]).is_err() {
+                st.encoding_error = true;
+                return;
+            }
+            self.prefix(st, name, number, offset + start as u64, separator, false);
             self.out.put(&text[start..end]);
             self.out.put(b"\n");
         }
@@ -996,6 +1124,7 @@ impl<W: Write> Run<'_, W> {
     /// What is printed once an input is done: counts, names, the binary note.
     fn finish(&mut self, st: &mut Scan, name: &str) {
         let o = self.o;
+        self.matched_any |= st.count > 0;
         if o.quiet {
             return;
         }
@@ -1015,7 +1144,8 @@ impl<W: Write> Run<'_, W> {
             self.out.put(name.as_bytes());
             self.out.put(b"\n");
         }
-        if st.binary_matched && self.printing() {
+        let binary_match = st.binary_from.is_some_and(|from| from < st.count);
+        if self.printing() && !o.skip_binary && (st.encoding_error || binary_match) {
             self.notes.push(format!("{name}: binary file matches"));
         }
     }
@@ -1070,20 +1200,20 @@ pub fn run(o: &Options) -> i32 {
     }
     let matcher = match Matcher::new(o) {
         Ok(m) => m,
-        Err(error) => {
-            eprintln_grep(&error);
+        Err(errors) => {
+            for error in errors.lines() {
+                eprintln_grep(error);
+            }
             return 2;
         }
     };
-    let mut adjusted;
-    let mut o = o;
-    if o.only_matching && o.context_given {
-        // GNU prints no context, and no `--`, with -o.
-        adjusted = o.clone();
-        adjusted.before = 0;
-        adjusted.after = 0;
-        adjusted.context_given = false;
-        o = &adjusted;
+    // GNU reads no input when no line can be selected (and -L is not listing files).
+    let all_empty = !o.patterns.is_empty() && o.patterns.iter().all(String::is_empty);
+    let nothing = o.max_count == Some(0)
+        || (o.patterns.is_empty() && !o.invert)
+        || (all_empty && o.invert && !o.line && !o.word);
+    if nothing && !o.files_without_match && !o.list_files {
+        return 1;
     }
     let stdout = io::stdout();
     let mut files = o.files.clone();
@@ -1109,6 +1239,7 @@ pub fn run(o: &Options) -> i32 {
         show_names,
         printed_group: false,
         notes: Vec::new(),
+        output_file: output_file(),
     };
     let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
     if files.is_empty() {
@@ -1135,8 +1266,13 @@ pub fn run(o: &Options) -> i32 {
             }
             match std::fs::File::open(file) {
                 Ok(f) => {
-                    let pipe = !f.metadata().is_ok_and(|m| m.is_file());
-                    run.search_reader(file, f, false, pipe);
+                    let metadata = f.metadata().ok();
+                    if run.is_output(metadata.as_ref()) {
+                        run.input_is_output(file);
+                        continue;
+                    }
+                    let size = metadata.as_ref().filter(|m| m.is_file()).map(|m| m.len());
+                    run.search_reader(file, f, false, size.is_none(), size);
                 }
                 Err(error) => run.report(file, &error),
             }
@@ -1158,27 +1294,122 @@ pub fn run(o: &Options) -> i32 {
     }
 }
 
+/// A walk error in GNU grep's words: `PATH: No such file or directory`, `PATH: warning:
+/// recursive directory loop`.
+fn walk_error(error: &ignore::Error) -> String {
+    let shown = |path: &Path| {
+        let text = path.to_string_lossy();
+        text.strip_prefix("./").unwrap_or(&text).to_owned()
+    };
+    match error {
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error(err)
+        }
+        ignore::Error::WithPath { path, err } => match err.as_ref() {
+            ignore::Error::Io(io) => {
+                // The walk's own wording ("IO error for operation on P: ...") trimmed
+                // to the system's message.
+                let message = os_message(io);
+                let tail = message.rsplit(": ").next().unwrap_or(&message);
+                format!("{}: {tail}", shown(path))
+            }
+            other => format!("{}: {}", shown(path), walk_error(other)),
+        },
+        ignore::Error::Loop { child, .. } => {
+            format!("{}: warning: recursive directory loop", shown(child))
+        }
+        ignore::Error::Io(io) => os_message(io),
+        other => other.to_string(),
+    }
+}
+
+/// Whether a walked entry is the file standard output writes to.
+fn is_same_file(entry: &ignore::DirEntry, output: Option<(u64, u64)>) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        output.is_some_and(|(dev, ino)| {
+            entry.ino() == Some(ino) && entry.metadata().is_ok_and(|m| m.dev() == dev)
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (entry, output);
+        false
+    }
+}
+
+/// The metadata of an open descriptor (through a duplicate of it).
+#[cfg(unix)]
+fn fd_metadata(fd: std::os::fd::BorrowedFd<'_>) -> Option<std::fs::Metadata> {
+    let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+    file.metadata().ok()
+}
+
+/// Standard output's (device, inode) when it is a regular file.
+fn output_file() -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let metadata = fd_metadata(io::stdout().as_fd())?;
+        metadata.is_file().then(|| (metadata.dev(), metadata.ino()))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 impl<W: Write> Run<'_, W> {
+    /// GNU checks for input that is the output only when lines are printed and more
+    /// than one may be (with -q, -l, -L, -c or -m1 the loop cannot feed itself).
+    fn checks_output(&self) -> bool {
+        self.output_file.is_some() && self.printing() && self.o.max_count.is_none_or(|m| m > 1)
+    }
+
+    fn is_output(&self, metadata: Option<&std::fs::Metadata>) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            self.checks_output()
+                && metadata
+                    .is_some_and(|m| m.is_file() && self.output_file == Some((m.dev(), m.ino())))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = metadata;
+            false
+        }
+    }
+
+    fn input_is_output(&mut self, name: &str) {
+        self.error = true;
+        if !self.o.no_messages {
+            eprintln_grep(&format!("{name}: input file is also the output"));
+        }
+    }
+
     /// Standard input, streamed. A regular file left by `-m` is positioned just after the
     /// last selected line, as GNU leaves it for the next reader (`{ grep -m1 x; cat; } <f`).
     fn search_stdin(&mut self, label: &str) {
         let stdin = io::stdin();
         #[cfg(unix)]
-        let (regular, start) = {
+        let (metadata, start) = {
             use std::os::fd::AsFd;
-            let fd = stdin.as_fd();
-            let regular = rustix::fs::fstat(fd)
-                .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode).is_file());
-            let start = if regular {
-                rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0)).ok()
-            } else {
-                None
-            };
-            (regular, start)
+            let metadata = fd_metadata(stdin.as_fd()).filter(std::fs::Metadata::is_file);
+            let start = metadata.as_ref().and_then(|_| {
+                rustix::fs::seek(stdin.as_fd(), rustix::fs::SeekFrom::Current(0)).ok()
+            });
+            (metadata, start)
         };
         #[cfg(not(unix))]
-        let regular = false;
-        let resume = self.search_reader(label, stdin.lock(), false, !regular);
+        let metadata: Option<std::fs::Metadata> = None;
+        if self.is_output(metadata.as_ref()) {
+            self.input_is_output(label);
+            return;
+        }
+        let size = metadata.as_ref().map(std::fs::Metadata::len);
+        let regular = metadata.is_some();
+        let resume = self.search_reader(label, stdin.lock(), false, !regular, size);
         #[cfg(unix)]
         if let (Some(start), Some(resume)) = (start, resume) {
             use std::os::fd::AsFd;
@@ -1220,8 +1451,10 @@ fn search_file(
         show_names,
         printed_group: false,
         notes: Vec::new(),
+        output_file: None,
     };
-    run.search_reader(shown, file, true, false);
+    let size = file.metadata().ok().map(|m| m.len());
+    run.search_reader(shown, file, true, false, size);
     let context = o.context_given;
     FileResult {
         grouped: context && run.printed_group,
@@ -1348,6 +1581,11 @@ impl<W: Write> Run<'_, W> {
             }
             drop(done_tx);
             let globs = &o.file_globs;
+            let output = if self.checks_output() {
+                self.output_file
+            } else {
+                None
+            };
             let stop = &stop;
             scope.spawn(move || {
                 let mut index = 0;
@@ -1367,7 +1605,7 @@ impl<W: Write> Run<'_, W> {
                         Ok(entry) => entry,
                         Err(error) => {
                             // Reported in walk order, like a file's output.
-                            if !push((index, Err(error.to_string()))) {
+                            if !push((index, Err(walk_error(&error)))) {
                                 break;
                             }
                             index += 1;
@@ -1385,6 +1623,14 @@ impl<W: Write> Run<'_, W> {
                     // Paths without "./" (SEARCH-1): shorter for the model, the same as
                     // `grep -r x`.
                     let shown = path.strip_prefix("./").unwrap_or(&path).to_owned();
+                    if is_same_file(&entry, output) {
+                        let message = format!("{shown}: input file is also the output");
+                        if !push((index, Err(message))) {
+                            break;
+                        }
+                        index += 1;
+                        continue;
+                    }
                     if !push((index, Ok((entry.into_path(), shown)))) {
                         break;
                     }

@@ -3,7 +3,7 @@
 //! (SEARCH-5), so shadowing never fails a command that worked before.
 
 mod find;
-mod grep;
+pub(crate) mod grep;
 pub mod pattern;
 mod rg;
 
@@ -73,13 +73,26 @@ fn dispatch(tool: &str, args: &[std::ffi::OsString]) -> i32 {
 /// `grep` as a program: our search, or the system grep for what we do not support.
 /// Returns the exit code.
 pub fn grep_main(args: &[String]) -> i32 {
-    match parse(args) {
-        Ok(options) => run(&options),
-        Err(Unsupported(what)) if std::env::var_os(STRICT_ENV).is_some() => {
+    // A character set other than UTF-8 and C's bytes (EUC-JP, KOI8-R, Latin-1, ...), or
+    // Turkish case rules: the system grep knows the locale, wavesh does not.
+    let foreign = match grep::locale() {
+        grep::Locale::Other(name) => Some(name),
+        grep::Locale::Utf8 | grep::Locale::C => None,
+    };
+    match (parse(args), foreign) {
+        (Ok(_), Some(name)) if std::env::var_os(STRICT_ENV).is_some() => {
+            grep_error(&format!(
+                "not supported by wavesh's grep: the locale {name}"
+            ));
+            2
+        }
+        (Ok(_), Some(_)) => system_grep(args),
+        (Ok(options), None) => run(&options),
+        (Err(Unsupported(what)), _) if std::env::var_os(STRICT_ENV).is_some() => {
             grep_error(&format!("not supported by wavesh's grep: {what}"));
             2
         }
-        Err(Unsupported(_)) => system_grep(args),
+        (Err(Unsupported(_)), _) => system_grep(args),
     }
 }
 

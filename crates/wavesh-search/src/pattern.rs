@@ -91,6 +91,7 @@ pub fn translate(pattern: &str, flavor: Flavor) -> Result<Translated, PatternErr
         open: Vec::new(),
         groups: 0,
         backreferences: false,
+        too_deep: false,
     }
     .run()
 }
@@ -109,7 +110,11 @@ struct Translator {
     open: Vec<usize>,
     groups: usize,
     backreferences: bool,
+    too_deep: bool,
 }
+
+/// Groups nested deeper than this are refused (the engines' own limits are near).
+const MAX_NESTING: usize = 500;
 
 fn err<T>(message: &str) -> Result<T, PatternError> {
     Err(PatternError(message.to_owned()))
@@ -171,6 +176,9 @@ impl Translator {
                 other => self.literal_char(other),
             }
         }
+        if self.too_deep {
+            return err("stack overflow");
+        }
         if !self.open.is_empty() {
             return err("Unmatched ( or \\(");
         }
@@ -226,6 +234,10 @@ impl Translator {
     }
 
     fn open_group(&mut self) {
+        if self.open.len() >= MAX_NESTING {
+            // GNU's matcher runs out of stack on such nesting; its message.
+            self.too_deep = true;
+        }
         self.open.push(self.out.len());
         self.groups += 1;
         self.out.push('(');
@@ -347,7 +359,11 @@ impl Translator {
             self.peek(0) == Some('}')
         };
         let had_comma = self.chars[save..self.i].contains(&',');
-        if !closed || (min.is_none() && !had_comma) {
+        if closed && min.is_none() && !had_comma {
+            // `{}`: GNU's error, not a literal.
+            return err("Invalid content of \\{\\}");
+        }
+        if !closed {
             self.i = save;
             return Ok(None);
         }
@@ -470,7 +486,11 @@ impl Translator {
             previous = Some(c);
         }
         let body: String = self.chars[open_at..self.i - 1].iter().collect();
-        if body.len() >= 2 && body.starts_with(':') && body.ends_with(':') && !negated {
+        let letters = body.len() > 2
+            && body[1..body.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_alphabetic());
+        if letters && body.starts_with(':') && body.ends_with(':') && !negated {
             return Err(PatternError(format!(
                 "character class syntax is [[{body}]], not [{body}]"
             )));
@@ -634,6 +654,13 @@ mod tests {
         assert_eq!(ere("a|*b").unwrap(), "a|b");
         assert_eq!(ere("a{,2}").unwrap(), "a{0,2}");
         assert_eq!(ere("a{1,2}{3}").unwrap(), "(?:a{1,2}){3}");
+        assert_eq!(ere("a{,}").unwrap(), "a{0,}");
+        assert_eq!(ere("[::]").unwrap(), "[\\:\\:]");
+        assert_eq!(ere("[:spac-e:]").unwrap(), "[\\:spac-e\\:]");
+        assert_eq!(
+            ere("a{}"),
+            Err(PatternError("Invalid content of \\{\\}".to_owned()))
+        );
     }
 
     #[test]
