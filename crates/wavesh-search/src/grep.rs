@@ -286,17 +286,6 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     {
         return Err(Unsupported(format!("the collation class in {p}")));
     }
-    // -P on the backtracking engine (lookaround, back-references, \d): the same on
-    // every platform, also where the system grep was built without PCRE. A pattern the
-    // engine cannot read goes to the system grep.
-    if o.dialect == Dialect::Perl
-        && let Some(p) = o
-            .patterns
-            .iter()
-            .find(|p| fancy_regex::Regex::new(p).is_err())
-    {
-        return Err(Unsupported(format!("-P {p}")));
-    }
     o.files = positional;
     Ok(o)
 }
@@ -391,6 +380,8 @@ pub(crate) fn utf8_locale() -> bool {
 /// The engine that decides whether a line matches.
 enum Engine {
     Fast(regex::bytes::Regex),
+    /// `-P`: PCRE2, as GNU grep's.
+    Pcre(pcre2::bytes::Regex),
     Backtracking(fancy_regex::Regex),
     /// No pattern at all (`-f /dev/null`): no line matches.
     Nothing,
@@ -413,6 +404,8 @@ struct Matcher {
     /// `-i` on the backtracking engine, whose back-references compare exactly: lines
     /// are matched lower-cased, so `\1` compares without case as GNU's does.
     fold_case: bool,
+    /// A PCRE2 matching error (its backtracking limit...): GNU's message; the run ends.
+    failure: std::sync::OnceLock<String>,
 }
 
 impl Matcher {
@@ -426,12 +419,16 @@ impl Matcher {
                 utf8,
                 word_assertions: false,
                 fold_case: false,
+                failure: std::sync::OnceLock::new(),
             });
+        }
+        if o.dialect == Dialect::Perl {
+            return Matcher::perl(o, utf8);
         }
         let extended = o.dialect == Dialect::Extended;
         let regex_dialect = matches!(o.dialect, Dialect::Basic | Dialect::Extended);
-        let backtracking = o.dialect == Dialect::Perl
-            || (regex_dialect && o.patterns.iter().any(|p| has_backreference(p, extended)));
+        let backtracking =
+            regex_dialect && o.patterns.iter().any(|p| has_backreference(p, extended));
         let target = if backtracking {
             Target::Backtracking
         } else {
@@ -481,6 +478,10 @@ impl Matcher {
                             Ok(t) => {
                                 groups += t.groups;
                                 t.regex
+                            }
+                            Err(PatternError(message)) if message == "stack overflow" => {
+                                // GNU dies of it at once, naming no pattern.
+                                return Err(message);
                             }
                             Err(PatternError(message)) => {
                                 if seen.insert(p.as_str()) {
@@ -539,19 +540,14 @@ impl Matcher {
         if backtracking {
             let engine =
                 fancy_regex::Regex::new(&format!("{flags}{body}")).map_err(|e| e.to_string())?;
-            // -P without fancy features: the regex crate screens (its syntax is a subset).
-            let screen = if o.dialect == Dialect::Perl && !absolute {
-                large(&format!("(?m){flags}{alternation}")).ok()
-            } else {
-                None
-            };
             return Ok(Matcher {
                 engine: Engine::Backtracking(engine),
-                screen,
+                screen: None,
                 screen_exact: false,
                 utf8,
                 word_assertions: false,
                 fold_case: o.ignore_case,
+                failure: std::sync::OnceLock::new(),
             });
         }
         let engine = large(&format!("{flags}{body}")).map_err(|e| regex_error(&e))?;
@@ -574,7 +570,83 @@ impl Matcher {
             utf8,
             word_assertions,
             fold_case: false,
+            failure: std::sync::OnceLock::new(),
         })
+    }
+
+    /// `-P` as GNU grep 3.8 builds it: one pattern, UTF-8 (invalid bytes never match)
+    /// in a UTF-8 locale, bytes in C; `-x` and `-w` wrap it as GNU does.
+    fn perl(o: &Options, utf8: bool) -> Result<Matcher, String> {
+        if o.patterns.len() > 1 {
+            return Err("the -P option only supports a single pattern".to_owned());
+        }
+        let pattern = &o.patterns[0];
+        let body = if o.line {
+            format!("^(?:{pattern})$")
+        } else if o.word {
+            format!(r"(?<!\w)(?:{pattern})(?!\w)")
+        } else {
+            pattern.clone()
+        };
+        // In UTF-8, invalid bytes must be barriers, not errors (GNU's
+        // PCRE2_MATCH_INVALID_UTF): the crate sets that with UCP, and `(?a)` keeps
+        // `\d`, `\s`, `\w` and the POSIX classes ASCII, as GNU 3.8's PCRE2 has them.
+        let compiled = if utf8 {
+            format!("(?a){body}")
+        } else {
+            body.clone()
+        };
+        let engine = pcre2::bytes::RegexBuilder::new()
+            .caseless(o.ignore_case)
+            .utf(utf8)
+            .ucp(utf8)
+            .jit_if_available(true)
+            .max_jit_stack_size(Some(64 << 20))
+            .build(&compiled)
+            .map_err(|e| {
+                // "PCRE2: error compiling pattern at offset N: MESSAGE" -> MESSAGE.
+                let text = e.to_string();
+                text.splitn(3, ": ").nth(2).unwrap_or(&text).to_owned()
+            })?;
+        // In the C locale, an ASCII pattern the regex crate reads, byte for byte as
+        // PCRE2 reads it there, screens many lines at once.
+        let screen = if !utf8 && body.is_ascii() && !o.ignore_case {
+            regex::bytes::RegexBuilder::new(&format!("(?m)(?-u){body}"))
+                .build()
+                .ok()
+        } else {
+            None
+        };
+        Ok(Matcher {
+            engine: Engine::Pcre(engine),
+            screen,
+            screen_exact: false,
+            utf8,
+            word_assertions: false,
+            fold_case: false,
+            failure: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// GNU's message for a PCRE2 matching error.
+    fn pcre_failed(&self, error: &pcre2::Error) {
+        // PCRE2's error codes (pcre2.h), stable across its releases.
+        const PCRE2_ERROR_JIT_STACKLIMIT: i32 = -46;
+        const PCRE2_ERROR_MATCHLIMIT: i32 = -47;
+        const PCRE2_ERROR_NOMEMORY: i32 = -48;
+        const PCRE2_ERROR_RECURSELOOP: i32 = -52;
+        const PCRE2_ERROR_DEPTHLIMIT: i32 = -53;
+        const PCRE2_ERROR_HEAPLIMIT: i32 = -63;
+        let message = match error.code() {
+            PCRE2_ERROR_MATCHLIMIT => "exceeded PCRE's backtracking limit".to_owned(),
+            PCRE2_ERROR_JIT_STACKLIMIT => "exhausted PCRE JIT stack".to_owned(),
+            PCRE2_ERROR_DEPTHLIMIT => "exhausted PCRE's depth limit".to_owned(),
+            PCRE2_ERROR_HEAPLIMIT => "exceeded PCRE's heap limit".to_owned(),
+            PCRE2_ERROR_RECURSELOOP => "PCRE detected recurse loop".to_owned(),
+            PCRE2_ERROR_NOMEMORY => "memory exhausted".to_owned(),
+            code => format!("internal PCRE error: {code}"),
+        };
+        let _ = self.failure.set(message);
     }
 
     /// Match ranges in a line (without its newline), in bytes of the line.
@@ -609,6 +681,19 @@ impl Matcher {
                     .filter_map(Result::ok)
                     .map(|m| (back(m.start()), back(m.end())))
                     .collect()
+            }
+            Engine::Pcre(re) => {
+                let mut found = Vec::new();
+                for m in re.find_iter(line) {
+                    match m {
+                        Ok(m) => found.push((m.start(), m.end())),
+                        Err(error) => {
+                            self.pcre_failed(&error);
+                            break;
+                        }
+                    }
+                }
+                found
             }
             Engine::Nothing => Vec::new(),
         }
@@ -645,6 +730,10 @@ impl Matcher {
                 let text = String::from_utf8_lossy(line);
                 re.is_match(&self.fold(text)).unwrap_or(false)
             }
+            Engine::Pcre(re) => re.is_match(line).unwrap_or_else(|error| {
+                self.pcre_failed(&error);
+                false
+            }),
             Engine::Nothing => false,
         }
     }
@@ -919,12 +1008,23 @@ impl<W: Write> Run<'_, W> {
                 let end = line_end(chunk, start);
                 let selected = (self.matcher.screen_exact && m.end() <= end)
                     || self.matcher.is_match(&chunk[start..end]);
+                self.die_on_failure(name);
                 pos = self.line(st, name, chunk, start, end, selected);
                 continue;
             }
             let end = line_end(chunk, pos);
             let selected = !st.stopped && self.matcher.is_match(&chunk[pos..end]) != o.invert;
+            self.die_on_failure(name);
             pos = self.line(st, name, chunk, pos, end, selected);
+        }
+    }
+
+    /// A matching error of PCRE2 ends grep at once, as it ends GNU grep (exit 2).
+    fn die_on_failure(&mut self, name: &str) {
+        if let Some(message) = self.matcher.failure.get() {
+            self.out.flush();
+            eprintln_grep(&format!("{name}: {message}"));
+            std::process::exit(2);
         }
     }
 
@@ -1305,20 +1405,16 @@ fn walk_error(error: &ignore::Error) -> String {
         ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
             walk_error(err)
         }
-        ignore::Error::WithPath { path, err } => match err.as_ref() {
-            ignore::Error::Io(io) => {
-                // The walk's own wording ("IO error for operation on P: ...") trimmed
-                // to the system's message.
-                let message = os_message(io);
-                let tail = message.rsplit(": ").next().unwrap_or(&message);
-                format!("{}: {tail}", shown(path))
-            }
-            other => format!("{}: {}", shown(path), walk_error(other)),
-        },
+        ignore::Error::WithPath { path, err } => format!("{}: {}", shown(path), walk_error(err)),
         ignore::Error::Loop { child, .. } => {
             format!("{}: warning: recursive directory loop", shown(child))
         }
-        ignore::Error::Io(io) => os_message(io),
+        ignore::Error::Io(io) => {
+            // The walk's own wording ("IO error for operation on P: ...") trimmed to the
+            // system's message.
+            let message = os_message(io);
+            message.rsplit(": ").next().unwrap_or(&message).to_owned()
+        }
         other => other.to_string(),
     }
 }

@@ -569,3 +569,173 @@ fn search_3_rg_matches_ripgrep() {
         differ.join("\n\n")
     );
 }
+
+/// -P is PCRE2 with GNU's options and messages (SEARCH-1).
+#[test]
+fn search_1_perl_patterns_are_gnus() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("in"), format!("{}b\n", "a".repeat(32))).unwrap();
+    std::fs::write(ws.root.join("bad"), b"j\x82j\nj\nk\x82\n").unwrap();
+    for (locale, script, expected, code) in [
+        (
+            "C.UTF-8",
+            r"printf '\342\202\254 euro\n' | G -P '^\p{S}'",
+            "€ euro\n",
+            0,
+        ),
+        (
+            "C",
+            r"printf '\342\202\254 euro\n' | G -cP '^\p{S}'",
+            "0\n",
+            1,
+        ),
+        (
+            "C.UTF-8",
+            r"printf '\342\202\254 euro\n' | G -oP '. euro'",
+            "€ euro\n",
+            0,
+        ),
+        ("C.UTF-8", "G -cP j bad", "2\n", 0),
+        ("C.UTF-8", "G -P 'k$' bad", "", 1),
+        ("C.UTF-8", "G -aoP 'k*' bad", "k\n", 0),
+        (
+            "C.UTF-8",
+            r"printf 'FOO foo\n' | G -Pi '(foo) \1'",
+            "FOO foo\n",
+            0,
+        ),
+        ("C.UTF-8", r"printf 'a1 b\n' | G -oP '\w\d'", "a1\n", 0),
+        ("C.UTF-8", r"printf 'x ab\n' | G -wP 'ab'", "x ab\n", 0),
+    ] {
+        grep_case(&ws.root, locale, script, expected, code);
+    }
+    for (script, message) in [
+        ("G -P ')' in", "grep: unmatched closing parenthesis\n"),
+        (
+            "G -P -e a -e b in",
+            "grep: the -P option only supports a single pattern\n",
+        ),
+        (
+            "G -P '((a+)*)+$' in",
+            "grep: in: exceeded PCRE's backtracking limit\n",
+        ),
+    ] {
+        let out = sh(&ws.root, "C.UTF-8", script);
+        assert_eq!(
+            (out.stderr.as_str(), out.code, out.text().as_str()),
+            (message, Some(2), ""),
+            "{script}"
+        );
+    }
+}
+
+/// What GNU grep does with binary input, encoding errors, -T, its own output file and
+/// inputs it need not read (SEARCH-6).
+#[test]
+fn search_6_binary_input_and_special_files_are_gnus() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("nul"), b"a\0a\nb\n").unwrap();
+    std::fs::write(
+        ws.root.join("enc"),
+        b"Alfred Jones\nPedro P\xe9rez\nJohn Smith\n",
+    )
+    .unwrap();
+    std::fs::write(ws.root.join("tab"), "x\n\n").unwrap();
+    std::fs::write(ws.root.join("ten"), "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n").unwrap();
+    for (script, expected, code) in [
+        // NUL bytes end lines in a binary input.
+        ("G -c a nul", "2\n", 0),
+        ("G -c '^a$' nul", "2\n", 0),
+        ("G -I -c a nul", "0\n", 1),
+        // A line not valid in UTF-8 is left out; the search goes on.
+        ("G . enc 2>/dev/null", "Alfred Jones\nJohn Smith\n", 0),
+        ("G -I . enc", "Alfred Jones\nJohn Smith\n", 0),
+        ("G -a -c . enc", "3\n", 0),
+        // -T: no tab before an empty line; numbers padded to the size's digits.
+        ("G -T '^' tab /dev/null", "tab:\tx\ntab:\n", 0),
+        ("G -Tn a ten /dev/null", "ten: 1:\ta\n", 0),
+        // No line can be selected: nothing is read, a missing file is no error.
+        ("G -m0 y missing", "", 1),
+        ("G -f /dev/null missing", "", 1),
+        ("G -v '' missing", "", 1),
+        ("G -L -m0 y /dev/null", "/dev/null\n", 1),
+    ] {
+        grep_case(&ws.root, "C.UTF-8", script, expected, code);
+    }
+    let out = sh(&ws.root, "C.UTF-8", "G P enc 2>&1 >o");
+    assert_eq!(out.text(), "grep: enc: binary file matches\n");
+    // An input that is the output file is refused instead of read while it grows.
+    let out = sh(
+        &ws.root,
+        "C.UTF-8",
+        "cp ten out; timeout 20 \"$W\" grep a out >> out",
+    );
+    assert_eq!(out.code, Some(2));
+    assert_eq!(out.stderr, "grep: out: input file is also the output\n");
+    let out = sh(
+        &ws.root,
+        "C.UTF-8",
+        "cp ten out; timeout 20 \"$W\" grep -r a . >> out",
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("out: input file is also the output"),
+        "{}",
+        out.stderr
+    );
+    let out = sh(
+        &ws.root,
+        "C.UTF-8",
+        "cp ten out; timeout 20 \"$W\" grep -c a out >> out",
+    );
+    assert_eq!(out.code, Some(0), "-c cannot feed itself: {}", out.stderr);
+}
+
+/// Pattern errors name every bad pattern, with FILE:LINE for -f ones (SEARCH-6).
+#[test]
+fn search_6_every_pattern_error_is_reported() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("g"), "1[[\n\n3[[\n\n5[[\n").unwrap();
+    std::fs::write(ws.root.join("h"), "1[[\n\n\n4[[\n").unwrap();
+    let out = sh(&ws.root, "C.UTF-8", "G -f g -f h /dev/null");
+    assert_eq!(out.code, Some(2));
+    let bracket = "Unmatched [, [^, [:, [., or [=";
+    assert_eq!(
+        out.stderr,
+        format!(
+            "grep: g:1: {bracket}\ngrep: g:3: {bracket}\ngrep: g:5: {bracket}\ngrep: h:4: {bracket}\n"
+        )
+    );
+    let out = sh(&ws.root, "C.UTF-8", "G -e '1[[' -e '2[[' /dev/null");
+    assert_eq!(out.stderr, format!("grep: {bracket}\ngrep: {bracket}\n"));
+    let out = sh(
+        &ws.root,
+        "C.UTF-8",
+        "G -E -f <(printf '%01000d' 0 | tr 0 '(') /dev/null",
+    );
+    assert_eq!(
+        (out.stderr.as_str(), out.code),
+        ("grep: stack overflow\n", Some(2))
+    );
+}
+
+/// Walk errors in GNU's words; -R reports a loop and a dangling link (SEARCH-6).
+#[test]
+fn search_6_walk_errors_are_gnus() {
+    let ws = Workspace::new();
+    std::fs::create_dir(ws.root.join("dir")).unwrap();
+    std::fs::write(ws.root.join("dir/a"), "a\n").unwrap();
+    std::os::unix::fs::symlink(".", ws.root.join("dir/d")).unwrap();
+    std::os::unix::fs::symlink("dangling", ws.root.join("dir/e")).unwrap();
+    let out = sh(&ws.root.join("dir"), "C.UTF-8", "G -R '^' | sort");
+    assert_eq!(out.text(), "a:a\n");
+    let mut errors: Vec<&str> = out.stderr.lines().collect();
+    errors.sort_unstable();
+    assert_eq!(
+        errors,
+        [
+            "grep: d: warning: recursive directory loop",
+            "grep: e: No such file or directory"
+        ]
+    );
+}
