@@ -67,6 +67,74 @@ const SUPPORTED: &[(&str, bool)] = &[
 /// Regex dialects `findutils` implements as GNU does.
 const REGEX_TYPES: &[&str] = &["emacs", "posix-basic", "posix-extended", "grep"];
 
+/// What `findutils` reads differently from GNU find, by argument (the system find runs
+/// instead where it is GNU's): a `-printf` format beyond plain `%X` directives and the
+/// `\n`, `\t`, `\\` escapes (GNU's octal escapes, `\c`, flags, widths and `%h` of a
+/// trailing slash differ); a symbolic `-perm` with `X`; a `-regex` in GNU's default
+/// dialect, where `.` also matches a newline; `-ok` and `-okdir`, whose prompt GNU
+/// flushes before reading the answer; `-execdir` on a starting point of slashes (`///`),
+/// which GNU names `/`; `-L` and `-follow`, where findutils notices a symlink loop one
+/// level late (it lists what is inside the loop once).
+fn differs_from_gnu(args: &[String]) -> bool {
+    if args.iter().any(|a| a == "-L" || a == "-follow") {
+        return true;
+    }
+    let starts = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && !matches!(a.as_str(), "(" | "!"));
+    let slashes = |a: &String| a.len() > 1 && a.bytes().all(|b| b == b'/');
+    if args.iter().any(|a| a == "-execdir" || a == "-okdir")
+        && starts.filter(|a| slashes(a)).count() > 0
+    {
+        return true;
+    }
+    let printf_differs = |format: &str| {
+        let mut chars = format.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '%' => match chars.next() {
+                    Some(d) if "pfPsdmugyYlnikbMUG%".contains(d) => {}
+                    _ => return true,
+                },
+                '\\' => match chars.next() {
+                    Some('n' | 't' | '\\') => {}
+                    _ => return true,
+                },
+                _ => {}
+            }
+        }
+        false
+    };
+    let mut default_regex = true;
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).map(String::as_str);
+        match (args[i].as_str(), value) {
+            ("-printf" | "-fprintf", Some(format)) if printf_differs(format) => return true,
+            ("-perm", Some(mode)) if mode.contains('X') => return true,
+            ("-regextype", Some(kind)) => default_regex = kind == "findutils-default",
+            ("-regex" | "-iregex", Some(_)) if default_regex => return true,
+            ("-ok" | "-okdir", _) => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether the system `find` is GNU find (`find --version` says so).
+fn system_find_is_gnu() -> bool {
+    let Some(path) = crate::system_program("find") else {
+        return false;
+    };
+    std::process::Command::new(path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU findutils"))
+}
+
 /// The arguments for `findutils`, or `None` when the system find must run.
 fn plan(args: &[String]) -> Option<Vec<String>> {
     let mut out = Vec::with_capacity(args.len());
@@ -219,6 +287,12 @@ pub fn find_main(args: &[String]) -> i32 {
         find_error(&message);
         return 1;
     }
+    // Where findutils would answer differently from GNU find and the system find is
+    // GNU's, it answers (strict runs keep wavesh's own).
+    let strict = std::env::var_os(crate::STRICT_ENV).is_some();
+    if !strict && differs_from_gnu(args) && system_find_is_gnu() {
+        return crate::system_command("find", args);
+    }
     match plan(args) {
         Some(ours) => {
             let mut argv = vec!["find"];
@@ -286,6 +360,32 @@ mod tests {
     fn search_2_regextype_findutils_default_is_accepted() {
         let a = args(&[".", "-regextype", "findutils-default", "-regex", ".*\\.rs"]);
         assert_eq!(plan(&a), Some(args(&[".", "-regex", ".*\\.rs"])));
+    }
+
+    #[test]
+    fn search_2_what_findutils_reads_differently_is_named() {
+        for differs in [
+            &[".", "-printf", "\\18\\n"][..],
+            &[".", "-printf", "%-10p\\n"],
+            &[".", "-printf", "%h\\n"],
+            &[".", "-perm", "/u=wX"],
+            &[".", "-regex", ".*/a"],
+            &[".", "-regextype", "findutils-default", "-iregex", "x"],
+            &[".", "-ok", "echo", "{}", ";"],
+            &["///", "-maxdepth", "0", "-execdir", "echo", "{}", ";"],
+            &["-L", ".", "-type", "d"],
+        ] {
+            assert!(differs_from_gnu(&args(differs)), "{differs:?}");
+        }
+        for same in [
+            &[".", "-printf", "%p %s\\n"][..],
+            &[".", "-perm", "-644"],
+            &[".", "-regextype", "posix-extended", "-regex", ".*/a"],
+            &[".", "-name", "-regex"],
+            &["/", "-maxdepth", "0", "-execdir", "echo", "{}", ";"],
+        ] {
+            assert!(!differs_from_gnu(&args(same)), "{same:?}");
+        }
     }
 
     #[test]

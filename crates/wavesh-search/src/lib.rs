@@ -103,7 +103,7 @@ pub fn system_grep<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> i32 {
 
 /// The system `program`: the first on PATH that is not this executable (a link to
 /// wavesh named `grep` may come first on PATH, and must not hand over to itself).
-fn system_program(program: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn system_program(program: &str) -> Option<std::path::PathBuf> {
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     let path = std::env::var_os("PATH")?;
     let names: Vec<String> = if cfg!(windows) {
