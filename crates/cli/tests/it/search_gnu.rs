@@ -739,3 +739,49 @@ fn search_6_walk_errors_are_gnus() {
         ]
     );
 }
+
+/// What findutils reads differently from GNU find runs the system find where it is GNU's:
+/// -printf escapes and flags, symbolic -perm with X, -regex in the default dialect, -L
+/// loops (SEARCH-2, SEARCH-5).
+#[test]
+fn search_2_find_defers_to_gnu_find_where_findutils_differs() {
+    if !system_is_gnu("find") {
+        eprintln!(
+            "SKIPPED: search_2_find_defers_to_gnu_find_where_findutils_differs: the system find is not GNU find"
+        );
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.root.join("t/d")).unwrap();
+    std::fs::write(ws.root.join("t/d/f"), "x").unwrap();
+    std::fs::write(ws.root.join("t/a\nb"), "x").unwrap();
+    std::os::unix::fs::symlink("..", ws.root.join("t/d/up")).unwrap();
+    for args in [
+        &["t", "-maxdepth", "0", "-printf", r"\18\118\1118\n\cfoo"][..],
+        &["t", "-printf", "|%-6.6p| %+03d\n"],
+        &["t/", "-printf", "(%h)/(%f)\n"],
+        &["t", "-perm", "/u=wX", "-type", "d"],
+        &["t", "-regextype", "findutils-default", "-regex", ".*/a.b"],
+        &["-L", "t", "-name", "f"],
+    ] {
+        let run = |program: &str, prefix: &[&str]| {
+            let output = Command::new(program)
+                .args(prefix)
+                .args(args)
+                .current_dir(&ws.root)
+                .env("LC_ALL", "C")
+                .output()
+                .unwrap();
+            let mut lines: Vec<Vec<u8>> = output
+                .stdout
+                .split(|&b| b == b'\n')
+                .map(<[u8]>::to_vec)
+                .collect();
+            lines.sort();
+            (lines, output.status.code(), output.stderr)
+        };
+        let ours = run(WAVESH, &["find"]);
+        let gnu = run("find", &[]);
+        assert_eq!(ours, gnu, "find {args:?}");
+    }
+}
