@@ -31,9 +31,12 @@ cd "$tree"
 ours=$("$wavesh" grep -rnE "$pattern" . | sort | md5sum)
 rg=$(rg --no-require-git -n "$pattern" . | sed 's|^\./||' | sort | md5sum)
 echo "wavesh and ripgrep agree: $([ "$ours" = "$rg" ] && echo yes || echo NO)"
+# Output goes to a file: GNU grep and ugrep stop at the first match when stdout is
+# /dev/null, which would flatter them.
+out=${TMPDIR:-/tmp}/wavesh-grep-bench.out
 hyperfine --warmup 2 --runs "${RUNS:-10}" --ignore-failure \
-    -n "wavesh grep" "$wavesh grep -rnE '$pattern' . >/dev/null" \
-    -n "GNU grep" "grep -rnE '$pattern' . >/dev/null" \
-    -n "ripgrep" "rg --no-require-git -n '$pattern' . >/dev/null" \
-    -n "ugrep" "ugrep --ignore-files -rnE '$pattern' . >/dev/null" \
+    -n "wavesh grep" "$wavesh grep -rnE '$pattern' . >$out" \
+    -n "GNU grep" "grep -rnE '$pattern' . >$out" \
+    -n "ripgrep" "rg --no-require-git -n '$pattern' . >$out" \
+    -n "ugrep" "ugrep --ignore-files -rnE '$pattern' . >$out" \
     ${BENCH_EXPORT:+--export-markdown "$BENCH_EXPORT"}

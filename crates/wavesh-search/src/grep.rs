@@ -4,7 +4,7 @@
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::pattern::{Dialect, bre_to_ere, has_backreference};
+use crate::pattern::{Dialect, Flavor, PatternError, Target, has_backreference, translate};
 
 /// Why the arguments are not handled here: the system grep runs instead (SEARCH-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +31,21 @@ pub struct Options {
     pub(crate) max_count: Option<u64>,
     pub(crate) after: usize,
     pub(crate) before: usize,
+    /// `-A`, `-B`, `-C` or `-NUM` was given (even 0): groups are separated by `--`.
+    pub(crate) context_given: bool,
+    /// A pattern file could not be read: GNU's message, reported with exit 2.
+    pub(crate) fatal: Option<String>,
+    /// Where each pattern came from: `-f FILE` and its line, or `None` (`-e`, operand).
+    pub(crate) pattern_origins: Vec<Option<(String, usize)>>,
     pub(crate) recursive: bool,
     pub(crate) text: bool,
     pub(crate) skip_binary: bool,
     pub(crate) label: Option<String>,
-    pub(crate) include: Vec<String>,
-    pub(crate) exclude: Vec<String>,
+    /// `--include` (true) and `--exclude` (false) globs, in order.
+    pub(crate) file_globs: Vec<(bool, String)>,
     pub(crate) exclude_dir: Vec<String>,
+    /// `-R`: symbolic links met in the walk are followed.
+    pub(crate) dereference: bool,
     pub(crate) initial_tab: bool,
     pub(crate) files: Vec<String>,
     /// rg: skip hidden files and directories.
@@ -54,6 +62,10 @@ pub struct Options {
     pub(crate) count_nonzero_only: bool,
     /// rg: VCS directories are not skipped by name (hidden ones are, unless --hidden).
     pub(crate) keep_vcs_dirs: bool,
+    /// rg `-c -o`: count matches, not lines.
+    pub(crate) count_matches: bool,
+    /// rg: a single file operand is printed without its path.
+    pub(crate) rg_names: bool,
 }
 
 fn number(value: &str, flag: &str) -> Result<u64, Unsupported> {
@@ -69,6 +81,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     let mut pattern_given = false;
     let mut i = 0;
     let mut context: Option<usize> = None;
+    let (mut after_given, mut before_given) = (false, false);
     while i < args.len() {
         let arg = &args[i];
         i += 1;
@@ -94,11 +107,11 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
             };
             match name {
                 "regexp" => {
-                    o.patterns.push(value()?);
+                    push_patterns(&value()?, None, &mut o);
                     pattern_given = true;
                 }
                 "file" => {
-                    read_pattern_file(&value()?, &mut o.patterns)?;
+                    read_pattern_file(&value()?, &mut o)?;
                     pattern_given = true;
                 }
                 "extended-regexp" => o.dialect = Dialect::Extended,
@@ -121,10 +134,22 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 "no-filename" => o.with_filename = Some(false),
                 "line-number" => o.line_number = true,
                 "max-count" => o.max_count = Some(number(&value()?, "--max-count")?),
-                "after-context" => o.after = number(&value()?, "--after-context")? as usize,
-                "before-context" => o.before = number(&value()?, "--before-context")? as usize,
+                "after-context" => {
+                    o.after = number(&value()?, "--after-context")? as usize;
+                    o.context_given = true;
+                    after_given = true;
+                }
+                "before-context" => {
+                    o.before = number(&value()?, "--before-context")? as usize;
+                    o.context_given = true;
+                    before_given = true;
+                }
                 "context" => context = Some(number(&value()?, "--context")? as usize),
-                "recursive" | "dereference-recursive" => o.recursive = true,
+                "recursive" => o.recursive = true,
+                "dereference-recursive" => {
+                    o.recursive = true;
+                    o.dereference = true;
+                }
                 "text" => o.text = true,
                 "binary-files" => match value()?.as_str() {
                     "text" => o.text = true,
@@ -133,9 +158,18 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                     other => return Err(Unsupported(format!("--binary-files={other}"))),
                 },
                 "label" => o.label = Some(value()?),
-                "include" => o.include.push(value()?),
-                "exclude" => o.exclude.push(value()?),
-                "exclude-dir" => o.exclude_dir.push(value()?),
+                "include" => o.file_globs.push((true, value()?)),
+                "exclude" => o.file_globs.push((false, value()?)),
+                "exclude-dir" => {
+                    // GNU matches names without their trailing slashes.
+                    let glob = value()?;
+                    let trimmed = glob.trim_end_matches('/');
+                    o.exclude_dir.push(if trimmed.is_empty() {
+                        glob.clone()
+                    } else {
+                        trimmed.to_owned()
+                    });
+                }
                 "initial-tab" => o.initial_tab = true,
                 "color" | "colour" => {
                     if let Some(v) = inline.clone()
@@ -174,11 +208,11 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 };
                 match flag {
                     'e' => {
-                        o.patterns.push(value(&mut j)?);
+                        push_patterns(&value(&mut j)?, None, &mut o);
                         pattern_given = true;
                     }
                     'f' => {
-                        read_pattern_file(&value(&mut j)?, &mut o.patterns)?;
+                        read_pattern_file(&value(&mut j)?, &mut o)?;
                         pattern_given = true;
                     }
                     'E' => o.dialect = Dialect::Extended,
@@ -200,10 +234,22 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                     'h' => o.with_filename = Some(false),
                     'n' => o.line_number = true,
                     'm' => o.max_count = Some(number(&value(&mut j)?, "-m")?),
-                    'A' => o.after = number(&value(&mut j)?, "-A")? as usize,
-                    'B' => o.before = number(&value(&mut j)?, "-B")? as usize,
+                    'A' => {
+                        o.after = number(&value(&mut j)?, "-A")? as usize;
+                        o.context_given = true;
+                        after_given = true;
+                    }
+                    'B' => {
+                        o.before = number(&value(&mut j)?, "-B")? as usize;
+                        o.context_given = true;
+                        before_given = true;
+                    }
                     'C' => context = Some(number(&value(&mut j)?, "-C")? as usize),
-                    'r' | 'R' => o.recursive = true,
+                    'r' => o.recursive = true,
+                    'R' => {
+                        o.recursive = true;
+                        o.dereference = true;
+                    }
                     'a' => o.text = true,
                     'I' => o.skip_binary = true,
                     'T' => o.initial_tab = true,
@@ -216,10 +262,11 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         positional.push(arg.clone());
     }
     if let Some(n) = context {
-        if o.after == 0 {
+        o.context_given = true;
+        if !after_given {
             o.after = n;
         }
-        if o.before == 0 {
+        if !before_given {
             o.before = n;
         }
     }
@@ -227,135 +274,549 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         if positional.is_empty() {
             return Err(Unsupported("no pattern".into()));
         }
-        // A pattern with newlines is several patterns.
-        o.patterns
-            .extend(positional.remove(0).split('\n').map(str::to_owned));
+        push_patterns(&positional.remove(0), None, &mut o);
     }
-    // -P on the backtracking engine (lookaround, back-references, \d): the same on
-    // every platform, also where the system grep was built without PCRE. A pattern the
-    // engine cannot read goes to the system grep.
-    if o.dialect == Dialect::Perl
+    // Equivalence classes and collating symbols follow the locale's collation, which
+    // the system grep knows ([[=a=]] matches à in a UTF-8 locale).
+    if matches!(o.dialect, Dialect::Basic | Dialect::Extended)
         && let Some(p) = o
             .patterns
             .iter()
-            .find(|p| fancy_regex::Regex::new(p).is_err())
+            .find(|p| p.contains("[=") || p.contains("[."))
     {
-        return Err(Unsupported(format!("-P {p}")));
+        return Err(Unsupported(format!("the collation class in {p}")));
     }
     o.files = positional;
     Ok(o)
 }
 
-fn read_pattern_file(path: &str, patterns: &mut Vec<String>) -> Result<(), Unsupported> {
-    let text = std::fs::read_to_string(path).map_err(|_| Unsupported(format!("-f {path}")))?;
-    patterns.extend(text.lines().map(str::to_owned));
+/// A pattern with newlines is several patterns (`-e $'a\nb'`, and `-e $'x\n'` adds the
+/// empty pattern, which matches every line).
+fn push_patterns(text: &str, file: Option<&str>, o: &mut Options) {
+    // Origins line up with patterns (rg pushes patterns of its own without them).
+    o.pattern_origins.resize(o.patterns.len(), None);
+    for (line, pattern) in text.split('\n').enumerate() {
+        o.patterns.push(pattern.to_owned());
+        o.pattern_origins
+            .push(file.map(|f| (f.to_owned(), line + 1)));
+    }
+}
+/// `-f FILE`: one pattern a line; an empty file adds none (then nothing matches). `-f -`
+/// reads stdin. An unreadable file is GNU's error, exit 2.
+fn read_pattern_file(path: &str, o: &mut Options) -> Result<(), Unsupported> {
+    let read = if path == "-" {
+        let mut bytes = Vec::new();
+        io::stdin().read_to_end(&mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            o.fatal.get_or_insert(error_message(path, &error));
+            return Ok(());
+        }
+    };
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(Unsupported(format!(
+            "-f {path}: patterns that are not UTF-8"
+        )));
+    };
+    push_patterns(text.strip_suffix('\n').unwrap_or(&text), Some(path), o);
     Ok(())
+}
+/// The locale's character type as the C library reads it (`LC_ALL`, then `LC_CTYPE`,
+/// then `LANG`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Locale {
+    /// A UTF-8 locale.
+    Utf8,
+    /// C or POSIX (or none set): every byte is one character.
+    C,
+    /// Any other character set (EUC-JP, KOI8-R, ISO-8859-*, ...), or a UTF-8 locale whose
+    /// case rules are not Unicode's defaults (Turkish and Azeri dotted I).
+    Other(String),
+}
+
+pub(crate) fn locale() -> Locale {
+    for name in ["LC_ALL", "LC_CTYPE", "LANG"] {
+        if let Some(value) = std::env::var_os(name)
+            && !value.is_empty()
+        {
+            let value = value.to_string_lossy().into_owned();
+            let lower = value.to_ascii_lowercase();
+            if lower == "c" || lower == "posix" || lower.starts_with("c.") && !lower.contains("utf")
+            {
+                return Locale::C;
+            }
+            let utf8 = lower.contains(".utf-8") || lower.contains(".utf8");
+            let special_case = lower.starts_with("tr_") || lower.starts_with("az_");
+            return if utf8 && !special_case {
+                Locale::Utf8
+            } else {
+                Locale::Other(value)
+            };
+        }
+    }
+    Locale::C
+}
+
+/// Whether the locale's character type is UTF-8; otherwise every byte is one
+/// character, as in the C locale.
+pub(crate) fn utf8_locale() -> bool {
+    match locale() {
+        Locale::Utf8 => true,
+        Locale::C => false,
+        Locale::Other(name) => {
+            let lower = name.to_ascii_lowercase();
+            lower.contains(".utf-8") || lower.contains(".utf8")
+        }
+    }
+}
+
+/// The engine that decides whether a line matches.
+enum Engine {
+    Fast(regex::bytes::Regex),
+    /// `-P`: PCRE2, as GNU grep's.
+    Pcre(pcre2::bytes::Regex),
+    Backtracking(fancy_regex::Regex),
+    /// No pattern at all (`-f /dev/null`): no line matches.
+    Nothing,
 }
 
 /// A compiled matcher for all patterns.
-enum Matcher {
-    Fast(regex::bytes::Regex, Option<regex::bytes::Regex>),
-    Backtracking(fancy_regex::Regex, Option<regex::bytes::Regex>),
+struct Matcher {
+    engine: Engine,
+    /// The expression run over many lines at once to find the lines that can match (a
+    /// line's match is a match in the chunk too, so it never misses one).
+    screen: Option<regex::bytes::Regex>,
+    /// The screen is the line expression itself: a screen match inside one line is that
+    /// line's match, with no second look.
+    screen_exact: bool,
+    /// A UTF-8 locale: a line to print that is not valid UTF-8 makes the input binary.
+    utf8: bool,
+    /// Unicode word assertions, which the regex crate does not evaluate beside invalid
+    /// UTF-8: such a line is matched again with its invalid bytes read as U+FFFD.
+    word_assertions: bool,
+    /// `-i` on the backtracking engine, whose back-references compare exactly: lines
+    /// are matched lower-cased, so `\1` compares without case as GNU's does.
+    fold_case: bool,
+    /// A PCRE2 matching error (its backtracking limit...): GNU's message; the run ends.
+    failure: std::sync::OnceLock<String>,
 }
 
 impl Matcher {
     fn new(o: &Options) -> Result<Matcher, String> {
-        let translated: Vec<String> = o
-            .patterns
-            .iter()
-            .map(|p| match o.dialect {
-                Dialect::Fixed => regex::escape(p),
-                Dialect::Basic => bre_to_ere(p),
-                Dialect::Extended | Dialect::Perl => p.clone(),
-            })
-            .collect();
-        let alternation = translated
-            .iter()
-            .map(|p| format!("(?:{p})"))
-            .collect::<Vec<_>>()
-            .join("|");
-        let backreference = o.dialect == Dialect::Perl
-            || (o.dialect != Dialect::Fixed && o.patterns.iter().any(|p| has_backreference(p)));
-        let flags = if o.ignore_case { "(?i)" } else { "" };
-        let (body, backtracking) = if o.line {
-            (format!("^(?:{alternation})$"), backreference)
-        } else if o.word {
-            // Whole words: no word character just before or after (lookarounds).
-            (format!(r"(?<!\w)(?:{alternation})(?!\w)"), true)
+        let utf8 = utf8_locale();
+        if o.patterns.is_empty() {
+            return Ok(Matcher {
+                engine: Engine::Nothing,
+                screen: None,
+                screen_exact: false,
+                utf8,
+                word_assertions: false,
+                fold_case: false,
+                failure: std::sync::OnceLock::new(),
+            });
+        }
+        if o.dialect == Dialect::Perl {
+            return Matcher::perl(o, utf8);
+        }
+        let extended = o.dialect == Dialect::Extended;
+        let regex_dialect = matches!(o.dialect, Dialect::Basic | Dialect::Extended);
+        let backtracking =
+            regex_dialect && o.patterns.iter().any(|p| has_backreference(p, extended));
+        let target = if backtracking {
+            Target::Backtracking
         } else {
-            (alternation.clone(), backreference)
+            Target::Fast
         };
-        // Whole-buffer screening with the plain alternation where the regex crate can
-        // take it (no back-references): most files have no match at all.
-        let prefilter = if backreference {
-            None
+        // fancy-regex matches text, so the byte reading of the C locale is not available
+        // there: it reads UTF-8 (what a C-locale pattern with a back-reference rarely
+        // notices).
+        let byte_mode = !utf8 && !backtracking;
+        let alternation_of = |loose: bool| -> Result<String, String> {
+            let mut translated = Vec::with_capacity(o.patterns.len());
+            let mut groups = 0;
+            // GNU reports every pattern in error (once per distinct pattern), with the
+            // file and line of a -f pattern.
+            let mut errors = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for (index, p) in o.patterns.iter().enumerate() {
+                translated.push(match o.dialect {
+                    Dialect::Fixed if byte_mode => p
+                        .chars()
+                        .map(|c| {
+                            if c.is_ascii() {
+                                regex::escape(&c.to_string())
+                            } else {
+                                let mut b = [0u8; 4];
+                                c.encode_utf8(&mut b)
+                                    .bytes()
+                                    .map(|b| format!(r"\x{b:02X}"))
+                                    .collect()
+                            }
+                        })
+                        .collect(),
+                    Dialect::Fixed => regex::escape(p),
+                    Dialect::Perl => p.clone(),
+                    Dialect::Basic | Dialect::Extended => {
+                        let t = translate(
+                            p,
+                            Flavor {
+                                extended,
+                                utf8: !byte_mode,
+                                target,
+                                group_offset: groups,
+                                loose,
+                            },
+                        );
+                        match t {
+                            Ok(t) => {
+                                groups += t.groups;
+                                t.regex
+                            }
+                            Err(PatternError(message)) if message == "stack overflow" => {
+                                // GNU dies of it at once, naming no pattern.
+                                return Err(message);
+                            }
+                            Err(PatternError(message)) => {
+                                if seen.insert(p.as_str()) {
+                                    errors.push(match o.pattern_origins.get(index) {
+                                        Some(Some((file, line))) => {
+                                            format!("{file}:{line}: {message}")
+                                        }
+                                        _ => message,
+                                    });
+                                }
+                                String::new()
+                            }
+                        }
+                    }
+                });
+            }
+            if !errors.is_empty() {
+                return Err(errors.join("\n"));
+            }
+            Ok(translated
+                .iter()
+                .map(|p| format!("(?:{p})"))
+                .collect::<Vec<_>>()
+                .join("|"))
+        };
+        let alternation = alternation_of(false)?;
+        // Unicode word assertions never match beside invalid UTF-8 in the regex crate:
+        // such lines are matched again as text, and the screen leaves the assertions out.
+        let loose_alternation = alternation_of(true)?;
+        let word_assertions = utf8 && (o.word || loose_alternation != alternation);
+        let mut flags = String::new();
+        if o.ignore_case {
+            flags.push_str("(?i)");
+        }
+        if byte_mode {
+            flags.push_str("(?-u)");
+        }
+        let body = if o.line {
+            format!("^(?:{alternation})$")
+        } else if o.word && backtracking {
+            format!(r"(?<!\w)(?:{alternation})(?!\w)")
+        } else if o.word {
+            format!(r"\b{{start-half}}(?:{alternation})\b{{end-half}}")
         } else {
-            regex::bytes::Regex::new(&format!("(?m){flags}{alternation}")).ok()
+            alternation.clone()
+        };
+        // `\A`/`\z` (GNU's \` and \') mean the line's ends, not a chunk's.
+        let absolute = body.contains(r"\A") || body.contains(r"\z");
+        let large = |text: &str| {
+            regex::bytes::RegexBuilder::new(text)
+                .nest_limit(1000)
+                .size_limit(64 << 20)
+                .dfa_size_limit(64 << 20)
+                .build()
         };
         if backtracking {
-            return fancy_regex::Regex::new(&format!("{flags}{body}"))
-                .map(|re| Matcher::Backtracking(re, prefilter))
-                .map_err(|e| e.to_string());
+            let engine =
+                fancy_regex::Regex::new(&format!("{flags}{body}")).map_err(|e| e.to_string())?;
+            return Ok(Matcher {
+                engine: Engine::Backtracking(engine),
+                screen: None,
+                screen_exact: false,
+                utf8,
+                word_assertions: false,
+                fold_case: o.ignore_case,
+                failure: std::sync::OnceLock::new(),
+            });
         }
-        regex::bytes::Regex::new(&format!("{flags}{body}"))
-            .map(|re| Matcher::Fast(re, prefilter))
-            .map_err(|e| e.to_string())
-    }
-
-    /// False only when no line of `buffer` can match: a line's match is a match of the
-    /// same text in the whole buffer (multi-line anchors), so there are no false "no"s.
-    fn may_match(&self, buffer: &[u8]) -> bool {
-        match self {
-            Matcher::Fast(_, Some(prefilter)) | Matcher::Backtracking(_, Some(prefilter)) => {
-                prefilter.is_match(buffer)
-            }
-            Matcher::Fast(_, None) | Matcher::Backtracking(_, None) => true,
-        }
-    }
-
-    /// Which lines can hold a match: every line a screening match touches. A line's own
-    /// match starts where no earlier screening match covers it, so leftmost-first
-    /// screening finds a match spanning it. `None` without a screen.
-    fn candidate_lines(&self, buffer: &[u8], lines: &[(usize, &[u8])]) -> Option<Vec<bool>> {
-        let (Matcher::Fast(_, Some(screen)) | Matcher::Backtracking(_, Some(screen))) = self else {
-            return None;
+        let engine = large(&format!("{flags}{body}")).map_err(|e| regex_error(&e))?;
+        let screen = if absolute {
+            None
+        } else if word_assertions {
+            let loose = if o.line {
+                format!("^(?:{loose_alternation})$")
+            } else {
+                loose_alternation
+            };
+            large(&format!("(?m){flags}{loose}")).ok()
+        } else {
+            large(&format!("(?m){flags}{body}")).ok()
         };
-        let mut candidates = vec![false; lines.len()];
-        if lines.is_empty() {
-            return Some(candidates);
-        }
-        let line_of = |offset: usize| lines.partition_point(|(start, _)| *start <= offset) - 1;
-        for m in screen.find_iter(buffer) {
-            let first = line_of(m.start());
-            let last = line_of(m.end().saturating_sub(1).max(m.start()));
-            for candidate in &mut candidates[first..=last] {
-                *candidate = true;
-            }
-        }
-        Some(candidates)
+        Ok(Matcher {
+            engine: Engine::Fast(engine),
+            screen_exact: screen.is_some() && !word_assertions,
+            screen,
+            utf8,
+            word_assertions,
+            fold_case: false,
+            failure: std::sync::OnceLock::new(),
+        })
     }
 
-    /// Match ranges in a line (without its newline).
+    /// `-P` as GNU grep 3.8 builds it: one pattern, UTF-8 (invalid bytes never match)
+    /// in a UTF-8 locale, bytes in C; `-x` and `-w` wrap it as GNU does.
+    fn perl(o: &Options, utf8: bool) -> Result<Matcher, String> {
+        if o.patterns.len() > 1 {
+            return Err("the -P option only supports a single pattern".to_owned());
+        }
+        let pattern = &o.patterns[0];
+        let body = if o.line {
+            format!("^(?:{pattern})$")
+        } else if o.word {
+            format!(r"(?<!\w)(?:{pattern})(?!\w)")
+        } else {
+            pattern.clone()
+        };
+        // In UTF-8, invalid bytes must be barriers, not errors (GNU's
+        // PCRE2_MATCH_INVALID_UTF): the crate sets that with UCP, and `(?a)` keeps
+        // `\d`, `\s`, `\w` and the POSIX classes ASCII, as GNU 3.8's PCRE2 has them.
+        let compiled = if utf8 {
+            format!("(?a){body}")
+        } else {
+            body.clone()
+        };
+        let engine = pcre2::bytes::RegexBuilder::new()
+            .caseless(o.ignore_case)
+            .utf(utf8)
+            .ucp(utf8)
+            .jit_if_available(true)
+            .max_jit_stack_size(Some(64 << 20))
+            .build(&compiled)
+            .map_err(|e| {
+                // "PCRE2: error compiling pattern at offset N: MESSAGE" -> MESSAGE.
+                let text = e.to_string();
+                text.splitn(3, ": ").nth(2).unwrap_or(&text).to_owned()
+            })?;
+        // In the C locale, an ASCII pattern the regex crate reads, byte for byte as
+        // PCRE2 reads it there, screens many lines at once.
+        let screen = if !utf8 && body.is_ascii() && !o.ignore_case {
+            regex::bytes::RegexBuilder::new(&format!("(?m)(?-u){body}"))
+                .build()
+                .ok()
+        } else {
+            None
+        };
+        Ok(Matcher {
+            engine: Engine::Pcre(engine),
+            screen,
+            screen_exact: false,
+            utf8,
+            word_assertions: false,
+            fold_case: false,
+            failure: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// GNU's message for a PCRE2 matching error.
+    fn pcre_failed(&self, error: &pcre2::Error) {
+        // PCRE2's error codes (pcre2.h), stable across its releases.
+        const PCRE2_ERROR_JIT_STACKLIMIT: i32 = -46;
+        const PCRE2_ERROR_MATCHLIMIT: i32 = -47;
+        const PCRE2_ERROR_NOMEMORY: i32 = -48;
+        const PCRE2_ERROR_RECURSELOOP: i32 = -52;
+        const PCRE2_ERROR_DEPTHLIMIT: i32 = -53;
+        const PCRE2_ERROR_HEAPLIMIT: i32 = -63;
+        let message = match error.code() {
+            PCRE2_ERROR_MATCHLIMIT => "exceeded PCRE's backtracking limit".to_owned(),
+            PCRE2_ERROR_JIT_STACKLIMIT => "exhausted PCRE JIT stack".to_owned(),
+            PCRE2_ERROR_DEPTHLIMIT => "exhausted PCRE's depth limit".to_owned(),
+            PCRE2_ERROR_HEAPLIMIT => "exceeded PCRE's heap limit".to_owned(),
+            PCRE2_ERROR_RECURSELOOP => "PCRE detected recurse loop".to_owned(),
+            PCRE2_ERROR_NOMEMORY => "memory exhausted".to_owned(),
+            code => format!("internal PCRE error: {code}"),
+        };
+        let _ = self.failure.set(message);
+    }
+
+    /// Match ranges in a line (without its newline), in bytes of the line.
     fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
-        match self {
-            Matcher::Fast(re, _) => re.find_iter(line).map(|m| (m.start(), m.end())).collect(),
-            Matcher::Backtracking(re, _) => {
-                let text = String::from_utf8_lossy(line);
-                re.find_iter(&text)
-                    .filter_map(Result::ok)
-                    .map(|m| (m.start(), m.end()))
+        match &self.engine {
+            Engine::Fast(re) => {
+                let found: Vec<(usize, usize)> =
+                    re.find_iter(line).map(|m| (m.start(), m.end())).collect();
+                if !found.is_empty() || !self.word_assertions || std::str::from_utf8(line).is_ok() {
+                    return found;
+                }
+                let (text, origin) = lossy_with_origins(line);
+                let back = |i: usize| origin.get(i).copied().unwrap_or(line.len());
+                re.find_iter(text.as_bytes())
+                    .map(|m| (back(m.start()), back(m.end())))
                     .collect()
             }
+            Engine::Backtracking(re) => {
+                let (text, origin) = match std::str::from_utf8(line) {
+                    Ok(text) => (std::borrow::Cow::Borrowed(text), None),
+                    Err(_) => {
+                        let (text, origin) = lossy_with_origins(line);
+                        (std::borrow::Cow::Owned(text), Some(origin))
+                    }
+                };
+                let text = self.fold(text);
+                let back = |i: usize| match &origin {
+                    Some(origin) => origin.get(i).copied().unwrap_or(line.len()),
+                    None => i,
+                };
+                re.find_iter(&text)
+                    .filter_map(Result::ok)
+                    .map(|m| (back(m.start()), back(m.end())))
+                    .collect()
+            }
+            Engine::Pcre(re) => {
+                let mut found = Vec::new();
+                for m in re.find_iter(line) {
+                    match m {
+                        Ok(m) => found.push((m.start(), m.end())),
+                        Err(error) => {
+                            self.pcre_failed(&error);
+                            break;
+                        }
+                    }
+                }
+                found
+            }
+            Engine::Nothing => Vec::new(),
         }
+    }
+
+    /// The text lower-cased for `-i` on the backtracking engine, where that keeps every
+    /// offset (else as it is, matched with `(?i)` alone).
+    fn fold<'t>(&self, text: std::borrow::Cow<'t, str>) -> std::borrow::Cow<'t, str> {
+        if !self.fold_case || !text.chars().any(char::is_uppercase) {
+            return text;
+        }
+        let lower: String = text
+            .chars()
+            .map(|c| {
+                let mut l = c.to_lowercase();
+                match (l.next(), l.next()) {
+                    (Some(one), None) if one.len_utf8() == c.len_utf8() => one,
+                    _ => c,
+                }
+            })
+            .collect();
+        std::borrow::Cow::Owned(lower)
     }
 
     fn is_match(&self, line: &[u8]) -> bool {
-        match self {
-            Matcher::Fast(re, _) => re.is_match(line),
-            Matcher::Backtracking(re, _) => {
-                re.is_match(&String::from_utf8_lossy(line)).unwrap_or(false)
+        match &self.engine {
+            Engine::Fast(re) => {
+                re.is_match(line)
+                    || (self.word_assertions
+                        && std::str::from_utf8(line).is_err()
+                        && re.is_match(String::from_utf8_lossy(line).as_bytes()))
             }
+            Engine::Backtracking(re) => {
+                let text = String::from_utf8_lossy(line);
+                re.is_match(&self.fold(text)).unwrap_or(false)
+            }
+            Engine::Pcre(re) => re.is_match(line).unwrap_or_else(|error| {
+                self.pcre_failed(&error);
+                false
+            }),
+            Engine::Nothing => false,
         }
+    }
+}
+
+/// The regex crate's error, shortened to its last line (its own pointer art is noise).
+fn regex_error(error: &regex::Error) -> String {
+    match error {
+        regex::Error::CompiledTooBig(_) => "Regular expression too big".to_owned(),
+        other => {
+            let text = other.to_string();
+            text.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid regular expression")
+                .trim_start_matches("error: ")
+                .to_owned()
+        }
+    }
+}
+
+/// `line` as text (invalid bytes as U+FFFD), with each text byte's offset in `line`.
+fn lossy_with_origins(line: &[u8]) -> (String, Vec<usize>) {
+    let mut text = String::with_capacity(line.len() + 8);
+    let mut origin = Vec::with_capacity(line.len() + 8);
+    let mut at = 0;
+    for chunk in line.utf8_chunks() {
+        let valid = chunk.valid();
+        text.push_str(valid);
+        origin.extend(at..at + valid.len());
+        at += valid.len();
+        for _ in chunk.invalid() {
+            text.push('\u{FFFD}');
+            origin.extend([at; 3]);
+            at += 1;
+        }
+    }
+    (text, origin)
+}
+
+/// Output that remembers its first write error instead of failing each write: the
+/// search stops, and the run ends with GNU's `write error` (exit 2).
+struct Sink<W: Write> {
+    inner: W,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Sink<W> {
+    fn new(inner: W) -> Sink<W> {
+        Sink { inner, error: None }
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        if self.error.is_none()
+            && let Err(error) = self.inner.write_all(bytes)
+        {
+            self.error = Some(error);
+        }
+    }
+
+    fn number(&mut self, n: u64) {
+        self.put(n.to_string().as_bytes());
+    }
+
+    fn flush(&mut self) {
+        if self.error.is_none()
+            && let Err(error) = self.inner.flush()
+        {
+            self.error = Some(error);
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+/// An OS error in the C library's words, without Rust's `(os error N)`.
+pub(crate) fn os_message(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
     }
 }
 
@@ -363,69 +824,567 @@ impl Matcher {
 struct Run<'a, W: Write> {
     o: &'a Options,
     matcher: &'a Matcher,
-    out: W,
+    out: Sink<W>,
     matched_any: bool,
     error: bool,
     show_names: bool,
     /// A context group was printed (for the `--` between groups, across files too).
     printed_group: bool,
-    /// Writing to the output failed: nothing more to search for.
-    output_closed: bool,
+    /// Binary-file notes of walked files, printed in walk order by the main thread.
+    notes: Vec<String>,
+    /// Standard output's file when it is a regular file (device, inode): an input that
+    /// is the same file is refused, as GNU refuses it, instead of reading its own output.
+    output_file: Option<(u64, u64)>,
+}
+
+/// One input's search state while it streams through.
+#[derive(Default)]
+struct Scan {
+    /// Lines and bytes before the data not yet scanned.
+    line_no: u64,
+    offset: u64,
+    count: u64,
+    after_left: usize,
+    /// The last lines not printed, for `-B`: (line number, offset, text).
+    before: std::collections::VecDeque<(u64, u64, Vec<u8>)>,
+    last_printed: Option<u64>,
+    /// `-m` was reached: only trailing context is left to print.
+    stopped: bool,
+    done: bool,
+    /// The selected-line count when a NUL byte made the input binary: from there on NUL
+    /// bytes end lines, and the next match ends the input with a note (GNU).
+    binary_from: Option<u64>,
+    /// A line (or match) to print was not valid in the locale and was left out.
+    encoding_error: bool,
+    /// `-I` found a NUL byte: the input counts as having no match, and no note is due.
+    binary_skipped: bool,
+    /// `-T`: numbers are padded to this width (GNU: the digits of the input's size).
+    width: usize,
+    /// Where the input should be left once `-m` stops it: after the last selected line.
+    resume_at: Option<u64>,
+}
+
+/// Input is read and searched this many bytes at a time.
+const CHUNK: usize = 128 * 1024;
+
+/// A file walked by a recursive search is skipped as binary for a NUL byte this early.
+const BINARY_PROBE: usize = 32 * 1024;
+
+fn line_end(chunk: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &chunk[from..]).map_or(chunk.len(), |i| from + i)
+}
+
+fn count_lines(bytes: &[u8]) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    newlines + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut width = 1;
+    while n >= 10 {
+        n /= 10;
+        width += 1;
+    }
+    width
+}
+
+impl<W: Write> Run<'_, W> {
+    fn printing(&self) -> bool {
+        let o = self.o;
+        !(o.count || o.files_with_matches || o.files_without_match || o.quiet)
+    }
+
+    /// Streams `reader` through the search: lines are matched as they arrive, reading
+    /// stops at `-m`, and memory holds one chunk (plus the longest line). `pipe`: flush
+    /// what was found before each read that may wait. `size`: a regular file's size.
+    /// Returns where `-m` stopped.
+    fn search_reader<R: Read>(
+        &mut self,
+        name: &str,
+        mut reader: R,
+        walked: bool,
+        pipe: bool,
+        size: Option<u64>,
+    ) -> Option<u64> {
+        let o = self.o;
+        let mut st = Scan::default();
+        if o.initial_tab {
+            let largest = size.map_or(i64::MAX as u64, |s| s + u64::from(o.line_number));
+            st.width = digits(largest);
+        }
+        if o.max_count == Some(0) {
+            st.done = true;
+        }
+        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 4096);
+        let mut first = true;
+        while !st.done {
+            if pipe {
+                self.out.flush();
+            }
+            let len = buf.len();
+            buf.resize(len + CHUNK, 0);
+            let n = match reader.read(&mut buf[len..]) {
+                Ok(n) => n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {
+                    buf.truncate(len);
+                    continue;
+                }
+                Err(error) => {
+                    buf.truncate(len);
+                    if error.kind() == io::ErrorKind::IsADirectory {
+                        break;
+                    }
+                    self.report(name, &error);
+                    break;
+                }
+            };
+            buf.truncate(len + n);
+            if n == 0 {
+                if !buf.is_empty() {
+                    self.scan_chunk(&mut st, name, &buf);
+                }
+                break;
+            }
+            if !o.text && st.binary_from.is_none() && memchr::memchr(0, &buf[len..]).is_some() {
+                if walked
+                    && first
+                    && memchr::memchr(0, &buf[..buf.len().min(BINARY_PROBE)]).is_some()
+                {
+                    // A recursive search skips binary files (SEARCH-1).
+                    return None;
+                }
+                if o.skip_binary {
+                    // -I: a binary file has no matching data.
+                    st.count = 0;
+                    st.binary_skipped = true;
+                    break;
+                }
+                st.binary_from = Some(st.count);
+            }
+            if st.binary_from.is_some() {
+                // GNU reads NUL bytes in a binary input as line ends.
+                for b in &mut buf[len..] {
+                    if *b == 0 {
+                        *b = b'\n';
+                    }
+                }
+            }
+            first = false;
+            if let Some(last) = memchr::memrchr(b'\n', &buf) {
+                self.scan_chunk(&mut st, name, &buf[..=last]);
+                buf.drain(..=last);
+            }
+            if self.out.failed() {
+                break;
+            }
+        }
+        self.finish(&mut st, name);
+        st.resume_at
+    }
+
+    /// Scans complete lines (the last one may lack its newline only at the end of input).
+    fn scan_chunk(&mut self, st: &mut Scan, name: &str, chunk: &[u8]) {
+        let o = self.o;
+        let mut pos = 0;
+        while pos < chunk.len() && !st.done && !self.out.failed() {
+            if !o.invert
+                && !st.stopped
+                && let Some(screen) = &self.matcher.screen
+            {
+                // An empty match after the last newline is no line's match.
+                let found = screen
+                    .find_at(chunk, pos)
+                    .filter(|m| !(m.start() == chunk.len() && chunk.ends_with(b"\n")));
+                let Some(m) = found else {
+                    self.skip(st, name, &chunk[pos..]);
+                    return;
+                };
+                let start =
+                    memchr::memrchr(b'\n', &chunk[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+                self.skip(st, name, &chunk[pos..start]);
+                if st.done {
+                    return;
+                }
+                let end = line_end(chunk, start);
+                let selected = (self.matcher.screen_exact && m.end() <= end)
+                    || self.matcher.is_match(&chunk[start..end]);
+                self.die_on_failure(name);
+                pos = self.line(st, name, chunk, start, end, selected);
+                continue;
+            }
+            let end = line_end(chunk, pos);
+            let selected = !st.stopped && self.matcher.is_match(&chunk[pos..end]) != o.invert;
+            self.die_on_failure(name);
+            pos = self.line(st, name, chunk, pos, end, selected);
+        }
+    }
+
+    /// A matching error of PCRE2 ends grep at once, as it ends GNU grep (exit 2).
+    fn die_on_failure(&mut self, name: &str) {
+        if let Some(message) = self.matcher.failure.get() {
+            self.out.flush();
+            eprintln_grep(&format!("{name}: {message}"));
+            std::process::exit(2);
+        }
+    }
+
+    /// Lines that are not selected, in one piece.
+    fn skip(&mut self, st: &mut Scan, name: &str, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if (st.after_left > 0 || self.o.before > 0) && self.printing() {
+            // Context to print or keep: line by line.
+            let mut pos = 0;
+            while pos < bytes.len() && !st.done {
+                let end = line_end(bytes, pos);
+                pos = self.line(st, name, bytes, pos, end, false);
+            }
+            return;
+        }
+        st.offset += bytes.len() as u64;
+        st.line_no += count_lines(bytes);
+    }
+
+    /// One line, `chunk[start..end]`; returns where the next one starts.
+    fn line(
+        &mut self,
+        st: &mut Scan,
+        name: &str,
+        chunk: &[u8],
+        start: usize,
+        end: usize,
+        selected: bool,
+    ) -> usize {
+        let o = self.o;
+        let next = if end < chunk.len() { end + 1 } else { end };
+        let text = &chunk[start..end];
+        let (number, offset) = (st.line_no, st.offset);
+        st.line_no += 1;
+        st.offset += (next - start) as u64;
+        let printing = self.printing();
+        if st.stopped {
+            // After -m, the trailing context is every following line, matching or not.
+            if st.after_left > 0 {
+                self.print_line(st, name, number, offset, text, b'-');
+                st.last_printed = Some(number);
+                st.after_left -= 1;
+            }
+            if st.after_left == 0 {
+                st.done = true;
+            }
+            return next;
+        }
+        if selected {
+            if o.count_matches && !o.invert {
+                st.count += self
+                    .matcher
+                    .find_all(text)
+                    .iter()
+                    .filter(|(s, e)| s < e)
+                    .count() as u64;
+            } else {
+                st.count += 1;
+            }
+            if o.quiet || o.files_with_matches || o.files_without_match {
+                st.done = true;
+                return next;
+            }
+            if printing {
+                if st.binary_from.is_some() {
+                    // GNU: a binary input's first match ends it; a note says it matched.
+                    st.done = true;
+                    return next;
+                }
+                self.print_before(st, name, number);
+                self.print_line(st, name, number, offset, text, b':');
+                st.last_printed = Some(number);
+                self.printed_group = true;
+                st.after_left = o.after;
+            }
+            if o.max_count.is_some_and(|m| st.count >= m) {
+                st.stopped = true;
+                st.resume_at = Some(st.offset);
+                if st.after_left == 0 || !printing {
+                    st.done = true;
+                }
+            }
+        } else if printing && st.binary_from.is_none() && st.after_left > 0 {
+            self.print_line(st, name, number, offset, text, b'-');
+            st.last_printed = Some(number);
+            st.after_left -= 1;
+        } else if printing && o.before > 0 {
+            st.before.push_back((number, offset, text.to_vec()));
+            if st.before.len() > o.before {
+                st.before.pop_front();
+            }
+        }
+        next
+    }
+
+    /// The kept lines before a selected one, after a `--` where a group starts.
+    fn print_before(&mut self, st: &mut Scan, name: &str, number: u64) {
+        let kept: Vec<(u64, u64, Vec<u8>)> = st
+            .before
+            .drain(..)
+            .filter(|(n, _, _)| st.last_printed.is_none_or(|p| *n > p) && *n < number)
+            .collect();
+        let first = kept.first().map_or(number, |(n, _, _)| *n);
+        if self.o.context_given {
+            let gap = match st.last_printed {
+                Some(p) => first > p + 1,
+                None => self.printed_group,
+            };
+            if gap {
+                self.out.put(b"--\n");
+            }
+        }
+        for (n, offset, text) in kept {
+            self.print_line(st, name, n, offset, &text, b'-');
+        }
+    }
+
+    fn prefix(
+        &mut self,
+        st: &Scan,
+        name: &str,
+        number: u64,
+        offset: u64,
+        separator: u8,
+        empty: bool,
+    ) {
+        let o = self.o;
+        if self.show_names {
+            self.out.put(name.as_bytes());
+            self.out.put(&[separator]);
+        }
+        if o.line_number {
+            self.padded(st.width, number + 1);
+            self.out.put(&[separator]);
+        }
+        if o.byte_offset {
+            self.padded(st.width, offset);
+            self.out.put(&[separator]);
+        }
+        if o.initial_tab && !empty && (self.show_names || o.line_number || o.byte_offset) {
+            self.out.put(b"\t");
+        }
+    }
+
+    fn padded(&mut self, width: usize, n: u64) {
+        if width > 0 {
+            self.out.put(format!("{n:>width$}").as_bytes());
+        } else {
+            self.out.number(n);
+        }
+    }
+
+    /// Prints a selected (`:`) or context (`-`) line as GNU does: with -o only the
+    /// matches of the lines that are "matching" (selected ones, or context ones under
+    /// -v). Text that is not valid in the locale is left out (GNU), noted for the end.
+    fn print_line(
+        &mut self,
+        st: &mut Scan,
+        name: &str,
+        number: u64,
+        offset: u64,
+        text: &[u8],
+        separator: u8,
+    ) {
+        let o = self.o;
+        let check = self.matcher.utf8 && !o.text;
+        if !o.only_matching {
+            if check && std::str::from_utf8(text).is_err() {
+                st.encoding_error = true;
+                return;
+            }
+            self.prefix(st, name, number, offset, separator, text.is_empty());
+            self.out.put(text);
+            self.out.put(b"\n");
+            return;
+        }
+        if (separator == b':') == o.invert {
+            return;
+        }
+        let separator = if o.invert { b'-' } else { b':' };
+        for (start, end) in self.matcher.find_all(text) {
+            if start == end {
+                continue;
+            }
+            if check && std::str::from_utf8(&text[start..end]).is_err() {
+                st.encoding_error = true;
+                return;
+            }
+            self.prefix(st, name, number, offset + start as u64, separator, false);
+            self.out.put(&text[start..end]);
+            self.out.put(b"\n");
+        }
+    }
+
+    /// What is printed once an input is done: counts, names, the binary note.
+    fn finish(&mut self, st: &mut Scan, name: &str) {
+        let o = self.o;
+        self.matched_any |= st.count > 0;
+        if o.quiet {
+            return;
+        }
+        if o.count && !(o.count_nonzero_only && st.count == 0) {
+            if self.show_names {
+                self.out.put(name.as_bytes());
+                self.out.put(b":");
+            }
+            self.out.number(st.count);
+            self.out.put(b"\n");
+        }
+        if o.files_with_matches && st.count > 0 {
+            self.out.put(name.as_bytes());
+            self.out.put(b"\n");
+        }
+        if o.files_without_match && st.count == 0 {
+            self.out.put(name.as_bytes());
+            self.out.put(b"\n");
+        }
+        let binary_match = st.binary_from.is_some_and(|from| from < st.count);
+        if self.printing() && !o.skip_binary && (st.encoding_error || binary_match) {
+            self.notes.push(format!("{name}: binary file matches"));
+        }
+    }
+
+    fn report(&mut self, file: &str, error: &io::Error) {
+        self.error = true;
+        if !self.o.no_messages {
+            eprintln_grep(&error_message(file, error));
+        }
+    }
+
+    /// Prints binary-file notes on stderr after the output before them.
+    fn print_notes(&mut self) {
+        if self.notes.is_empty() {
+            return;
+        }
+        self.out.flush();
+        for note in std::mem::take(&mut self.notes) {
+            eprintln_grep(&note);
+        }
+    }
+}
+
+/// `--include`, `--exclude` and `--exclude-dir` as GNU reads them: the last matching
+/// glob decides; with none matching a file is searched unless the first is `--include`.
+fn file_selected(globs: &[(bool, String)], names: &[&str]) -> bool {
+    for (include, glob) in globs.iter().rev() {
+        if names.iter().any(|n| fnmatch(glob, n)) {
+            return *include;
+        }
+    }
+    !globs.first().is_some_and(|(include, _)| *include)
+}
+
+/// A command-line name's suffixes that GNU matches `--exclude` against: the whole name
+/// and each part after a `/`.
+fn name_suffixes(name: &str) -> Vec<&str> {
+    let mut out = vec![name];
+    for (i, c) in name.char_indices() {
+        if c == '/' && i + 1 < name.len() && !name[i + 1..].starts_with('/') {
+            out.push(&name[i + 1..]);
+        }
+    }
+    out
 }
 
 /// Runs grep with parsed options; returns the exit code (0 match, 1 none, 2 error).
 pub fn run(o: &Options) -> i32 {
+    if let Some(message) = &o.fatal {
+        eprintln_grep(message);
+        return 2;
+    }
     let matcher = match Matcher::new(o) {
         Ok(m) => m,
-        Err(error) => {
-            eprintln_grep(&error.to_string());
+        Err(errors) => {
+            for error in errors.lines() {
+                eprintln_grep(error);
+            }
             return 2;
         }
     };
+    // GNU reads no input when no line can be selected (and -L is not listing files).
+    let all_empty = !o.patterns.is_empty() && o.patterns.iter().all(String::is_empty);
+    let nothing = o.max_count == Some(0)
+        || (o.patterns.is_empty() && !o.invert)
+        || (all_empty && o.invert && !o.line && !o.word);
+    if nothing && !o.files_without_match && !o.list_files {
+        return 1;
+    }
     let stdout = io::stdout();
     let mut files = o.files.clone();
     // A directory is searched recursively even without -r (SEARCH-8, a documented
     // difference from GNU grep); `grep -r PATTERN` searches ".".
-    let walk = o.recursive || files.iter().any(|f| Path::new(f).is_dir());
-    if files.is_empty() && o.recursive {
+    let any_dir = files.iter().any(|f| Path::new(f).is_dir());
+    let walk = o.recursive || any_dir;
+    let walks_cwd = files.is_empty() && o.recursive;
+    if walks_cwd {
         files.push(".".into());
     }
-    let show_names = o.with_filename.unwrap_or(files.len() > 1 || walk);
+    let show_names = o.with_filename.unwrap_or(if o.rg_names {
+        walks_cwd || files.len() > 1 || any_dir
+    } else {
+        files.len() > 1 || walk
+    });
     let mut run = Run {
         o,
         matcher: &matcher,
-        out: io::BufWriter::new(stdout.lock()),
+        out: Sink::new(io::BufWriter::with_capacity(64 * 1024, stdout.lock())),
         matched_any: false,
         error: false,
         show_names,
         printed_group: false,
-        output_closed: false,
+        notes: Vec::new(),
+        output_file: output_file(),
     };
+    let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
     if files.is_empty() {
-        let mut input = Vec::new();
-        let _ = io::stdin().read_to_end(&mut input);
-        let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
-        run.search(&label, &input, false);
+        run.search_stdin(&label);
     }
     for file in &files {
-        if run.o.quiet && run.matched_any {
+        if (run.o.quiet && run.matched_any) || run.out.failed() {
             break;
         }
         if file == "-" {
-            let mut input = Vec::new();
-            let _ = io::stdin().read_to_end(&mut input);
-            let label = o.label.clone().unwrap_or_else(|| "(standard input)".into());
-            run.search(&label, &input, false);
+            run.search_stdin(&label);
         } else if Path::new(file).is_dir() {
-            run.walk(file);
+            let base = file.trim_end_matches('/');
+            let excluded = !matches!(base, "." | ".." | "")
+                && o.exclude_dir
+                    .iter()
+                    .any(|g| name_suffixes(base).iter().any(|n| fnmatch(g, n)));
+            if !excluded {
+                run.walk(file);
+            }
         } else {
-            match std::fs::read(file) {
-                Ok(bytes) => run.search(file, &bytes, false),
+            if !file_selected(&o.file_globs, &name_suffixes(file)) {
+                continue;
+            }
+            match std::fs::File::open(file) {
+                Ok(f) => {
+                    let metadata = f.metadata().ok();
+                    if run.is_output(metadata.as_ref()) {
+                        run.input_is_output(file);
+                        continue;
+                    }
+                    let size = metadata.as_ref().filter(|m| m.is_file()).map(|m| m.len());
+                    run.search_reader(file, f, false, size.is_none(), size);
+                }
                 Err(error) => run.report(file, &error),
             }
+            run.print_notes();
         }
     }
-    let _ = run.out.flush();
+    run.out.flush();
+    if let Some(error) = &run.out.error {
+        let message = format!("write error: {}", os_message(error));
+        eprintln_grep(&message);
+        return 2;
+    }
     if run.error && !(o.quiet && run.matched_any) {
         2
     } else if run.matched_any {
@@ -435,18 +1394,127 @@ pub fn run(o: &Options) -> i32 {
     }
 }
 
-/// The lines of `bytes` as (offset, text without the newline).
-fn split_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    for end in memchr::memchr_iter(b'\n', bytes) {
-        lines.push((start, &bytes[start..end]));
-        start = end + 1;
+/// A walk error in GNU grep's words: `PATH: No such file or directory`, `PATH: warning:
+/// recursive directory loop`.
+fn walk_error(error: &ignore::Error) -> String {
+    let shown = |path: &Path| {
+        let text = path.to_string_lossy();
+        text.strip_prefix("./").unwrap_or(&text).to_owned()
+    };
+    match error {
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error(err)
+        }
+        ignore::Error::WithPath { path, err } => format!("{}: {}", shown(path), walk_error(err)),
+        ignore::Error::Loop { child, .. } => {
+            format!("{}: warning: recursive directory loop", shown(child))
+        }
+        ignore::Error::Io(io) => {
+            // The walk's own wording ("IO error for operation on P: ...") trimmed to the
+            // system's message.
+            let message = os_message(io);
+            message.rsplit(": ").next().unwrap_or(&message).to_owned()
+        }
+        other => other.to_string(),
     }
-    if start < bytes.len() {
-        lines.push((start, &bytes[start..]));
+}
+
+/// Whether a walked entry is the file standard output writes to.
+fn is_same_file(entry: &ignore::DirEntry, output: Option<(u64, u64)>) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        output.is_some_and(|(dev, ino)| {
+            entry.ino() == Some(ino) && entry.metadata().is_ok_and(|m| m.dev() == dev)
+        })
     }
-    lines
+    #[cfg(not(unix))]
+    {
+        let _ = (entry, output);
+        false
+    }
+}
+
+/// The metadata of an open descriptor (through a duplicate of it).
+#[cfg(unix)]
+fn fd_metadata(fd: std::os::fd::BorrowedFd<'_>) -> Option<std::fs::Metadata> {
+    let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+    file.metadata().ok()
+}
+
+/// Standard output's (device, inode) when it is a regular file.
+fn output_file() -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let metadata = fd_metadata(io::stdout().as_fd())?;
+        metadata.is_file().then(|| (metadata.dev(), metadata.ino()))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+impl<W: Write> Run<'_, W> {
+    /// GNU checks for input that is the output only when lines are printed and more
+    /// than one may be (with -q, -l, -L, -c or -m1 the loop cannot feed itself).
+    fn checks_output(&self) -> bool {
+        self.output_file.is_some() && self.printing() && self.o.max_count.is_none_or(|m| m > 1)
+    }
+
+    fn is_output(&self, metadata: Option<&std::fs::Metadata>) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            self.checks_output()
+                && metadata
+                    .is_some_and(|m| m.is_file() && self.output_file == Some((m.dev(), m.ino())))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = metadata;
+            false
+        }
+    }
+
+    fn input_is_output(&mut self, name: &str) {
+        self.error = true;
+        if !self.o.no_messages {
+            eprintln_grep(&format!("{name}: input file is also the output"));
+        }
+    }
+
+    /// Standard input, streamed. A regular file left by `-m` is positioned just after the
+    /// last selected line, as GNU leaves it for the next reader (`{ grep -m1 x; cat; } <f`).
+    fn search_stdin(&mut self, label: &str) {
+        let stdin = io::stdin();
+        #[cfg(unix)]
+        let (metadata, start) = {
+            use std::os::fd::AsFd;
+            let metadata = fd_metadata(stdin.as_fd()).filter(std::fs::Metadata::is_file);
+            let start = metadata.as_ref().and_then(|_| {
+                rustix::fs::seek(stdin.as_fd(), rustix::fs::SeekFrom::Current(0)).ok()
+            });
+            (metadata, start)
+        };
+        #[cfg(not(unix))]
+        let metadata: Option<std::fs::Metadata> = None;
+        if self.is_output(metadata.as_ref()) {
+            self.input_is_output(label);
+            return;
+        }
+        let size = metadata.as_ref().map(std::fs::Metadata::len);
+        let regular = metadata.is_some();
+        let resume = self.search_reader(label, stdin.lock(), false, !regular, size);
+        #[cfg(unix)]
+        if let (Some(start), Some(resume)) = (start, resume) {
+            use std::os::fd::AsFd;
+            let _ = rustix::fs::seek(stdin.as_fd(), rustix::fs::SeekFrom::Start(start + resume));
+        }
+        #[cfg(not(unix))]
+        let _ = resume;
+        self.print_notes();
+    }
 }
 
 /// Reads and searches one walked file into a buffer (in a worker thread).
@@ -463,29 +1531,33 @@ fn search_file(
             matched: true,
             grouped: false,
             error: None,
+            notes: Vec::new(),
         };
     }
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
         Err(error) => return FileResult::error(error_message(shown, &error)),
     };
     let mut run = Run {
         o,
         matcher,
-        out: Vec::new(),
+        out: Sink::new(Vec::new()),
         matched_any: false,
         error: false,
         show_names,
         printed_group: false,
-        output_closed: false,
+        notes: Vec::new(),
+        output_file: None,
     };
-    run.search(shown, &bytes, true);
-    let context = o.after > 0 || o.before > 0;
+    let size = file.metadata().ok().map(|m| m.len());
+    run.search_reader(shown, file, true, false, size);
+    let context = o.context_given;
     FileResult {
         grouped: context && run.printed_group,
         matched: run.matched_any,
-        out: run.out,
+        out: run.out.inner,
         error: None,
+        notes: run.notes,
     }
 }
 
@@ -506,6 +1578,8 @@ struct FileResult {
     grouped: bool,
     /// An error message for stderr, after `grep: `.
     error: Option<String>,
+    /// Notes for stderr (binary file matches), after the output.
+    notes: Vec<String>,
 }
 
 impl FileResult {
@@ -515,6 +1589,7 @@ impl FileResult {
             matched: false,
             grouped: false,
             error: Some(message),
+            notes: Vec::new(),
         }
     }
 }
@@ -530,13 +1605,6 @@ fn error_message(file: &str, error: &io::Error) -> String {
 }
 
 impl<W: Write> Run<'_, W> {
-    fn report(&mut self, file: &str, error: &io::Error) {
-        self.error = true;
-        if !self.o.no_messages {
-            eprintln_grep(&error_message(file, error));
-        }
-    }
-
     fn walk(&mut self, root: &str) {
         let mut builder = ignore::WalkBuilder::new(root);
         builder
@@ -548,6 +1616,7 @@ impl<W: Write> Run<'_, W> {
             .ignore(self.o.skip_hidden && !self.o.no_ignore)
             .parents(!self.o.no_ignore)
             .require_git(false)
+            .follow_links(self.o.dereference)
             .sort_by_file_name(Ord::cmp);
         if let Some(overrides) = &self.o.overrides {
             builder.overrides(overrides.clone());
@@ -563,7 +1632,7 @@ impl<W: Write> Run<'_, W> {
             !(is_dir
                 && entry.depth() > 0
                 && ((skip_vcs && VCS_DIRS.contains(&name.as_ref()))
-                    || exclude_dir.iter().any(|g| glob(g, &name))))
+                    || exclude_dir.iter().any(|g| fnmatch(g, &name))))
         });
         let o = self.o;
         let matcher = self.matcher;
@@ -607,7 +1676,12 @@ impl<W: Write> Run<'_, W> {
                 });
             }
             drop(done_tx);
-            let exclude = (&o.include, &o.exclude);
+            let globs = &o.file_globs;
+            let output = if self.checks_output() {
+                self.output_file
+            } else {
+                None
+            };
             let stop = &stop;
             scope.spawn(move || {
                 let mut index = 0;
@@ -627,7 +1701,7 @@ impl<W: Write> Run<'_, W> {
                         Ok(entry) => entry,
                         Err(error) => {
                             // Reported in walk order, like a file's output.
-                            if !push((index, Err(error.to_string()))) {
+                            if !push((index, Err(walk_error(&error)))) {
                                 break;
                             }
                             index += 1;
@@ -638,17 +1712,21 @@ impl<W: Write> Run<'_, W> {
                         continue;
                     }
                     let name = entry.file_name().to_string_lossy();
-                    let (include, exclude) = exclude;
-                    if !include.is_empty() && !include.iter().any(|g| glob(g, &name)) {
-                        continue;
-                    }
-                    if exclude.iter().any(|g| glob(g, &name)) {
+                    if !file_selected(globs, &[&name]) {
                         continue;
                     }
                     let path = entry.path().to_string_lossy();
                     // Paths without "./" (SEARCH-1): shorter for the model, the same as
                     // `grep -r x`.
                     let shown = path.strip_prefix("./").unwrap_or(&path).to_owned();
+                    if is_same_file(&entry, output) {
+                        let message = format!("{shown}: input file is also the output");
+                        if !push((index, Err(message))) {
+                            break;
+                        }
+                        index += 1;
+                        continue;
+                    }
                     if !push((index, Ok((entry.into_path(), shown)))) {
                         break;
                     }
@@ -664,11 +1742,11 @@ impl<W: Write> Run<'_, W> {
                 pending.insert(index, result);
                 while let Some(result) = pending.remove(&next) {
                     next += 1;
-                    if (self.o.quiet && self.matched_any) || self.output_closed {
+                    if (self.o.quiet && self.matched_any) || self.out.failed() {
                         continue;
                     }
                     self.take(result);
-                    if (self.o.quiet && self.matched_any) || self.output_closed {
+                    if (self.o.quiet && self.matched_any) || self.out.failed() {
                         stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 }
@@ -685,176 +1763,77 @@ impl<W: Write> Run<'_, W> {
             }
             return;
         }
-        let separator: &[u8] = if result.grouped && self.printed_group {
-            b"--\n"
-        } else {
-            b""
-        };
-        // A reader that went away (`grep -r x | head`) ends the walk, as SIGPIPE ends
-        // GNU grep.
-        if self
-            .out
-            .write_all(separator)
-            .and_then(|()| self.out.write_all(&result.out))
-            .is_err()
-        {
-            self.output_closed = true;
-            self.error = true;
+        if result.grouped && self.printed_group {
+            self.out.put(b"--\n");
         }
+        self.out.put(&result.out);
         self.matched_any |= result.matched;
         self.printed_group |= result.grouped;
-    }
-
-    fn search(&mut self, name: &str, bytes: &[u8], walked: bool) {
-        let o = self.o;
-        let binary = !o.text && bytes[..bytes.len().min(32 * 1024)].contains(&0);
-        if binary && (walked || o.skip_binary) {
-            return;
-        }
-        // With no possible match there are no selected lines to find (or print as
-        // context); -v selects every line then, so it always splits.
-        let split = o.invert || self.matcher.may_match(bytes);
-        let lines = if split {
-            split_lines(bytes)
-        } else {
-            Vec::new()
-        };
-        // Only lines the whole-buffer screen touched can match; the others are
-        // not checked one by one.
-        let candidates = self.matcher.candidate_lines(bytes, &lines);
-        let selected: Vec<bool> = lines
-            .iter()
-            .enumerate()
-            .map(|(i, (_, l))| {
-                let matched = candidates.as_ref().is_none_or(|c| c[i]) && self.matcher.is_match(l);
-                matched != o.invert
-            })
-            .collect();
-        let mut count = 0u64;
-        let mut last_printed: Option<usize> = None;
-        let mut after_left = 0usize;
-        let context = o.after > 0 || o.before > 0;
-        let printing = !(o.count || o.files_with_matches || o.files_without_match || o.quiet);
-        let mut stopped_at: Option<usize> = None;
-        for (index, is_selected) in selected.iter().enumerate() {
-            if let Some(stop) = stopped_at {
-                // After -m is reached, trailing context only.
-                if index > stop + o.after || selected[index] {
-                    break;
-                }
-                if printing && !binary {
-                    self.line(name, index, &lines, '-');
-                    last_printed = Some(index);
-                }
-                continue;
-            }
-            if *is_selected {
-                count += 1;
-                self.matched_any = true;
-                if o.quiet {
-                    return;
-                }
-                if printing && !binary {
-                    let first = index.saturating_sub(o.before);
-                    let from = last_printed.map_or(first, |p| first.max(p + 1));
-                    if context && last_printed.is_some_and(|p| from > p + 1) {
-                        let _ = writeln!(self.out, "--");
-                    }
-                    if context && last_printed.is_none() && self.printed_group {
-                        let _ = writeln!(self.out, "--");
-                    }
-                    for before in from..index {
-                        self.line(name, before, &lines, '-');
-                    }
-                    if o.only_matching {
-                        if !o.invert {
-                            self.only_matches(name, index, &lines);
-                        }
-                    } else {
-                        self.line(name, index, &lines, ':');
-                    }
-                    last_printed = Some(index);
-                    self.printed_group = true;
-                    after_left = o.after;
-                }
-                if o.max_count.is_some_and(|m| count >= m) {
-                    stopped_at = Some(index);
-                }
-            } else if after_left > 0 && printing && !binary {
-                self.line(name, index, &lines, '-');
-                last_printed = Some(index);
-                after_left -= 1;
-            }
-        }
-        if o.count && !(o.count_nonzero_only && count == 0) {
-            if self.show_names {
-                let _ = writeln!(self.out, "{name}:{count}");
-            } else {
-                let _ = writeln!(self.out, "{count}");
-            }
-        }
-        if o.files_with_matches && count > 0 {
-            let _ = writeln!(self.out, "{name}");
-        }
-        if o.files_without_match && count == 0 {
-            let _ = writeln!(self.out, "{name}");
-        }
-        if binary && count > 0 && printing {
-            let _ = writeln!(self.out, "grep: {name}: binary file matches");
-        }
-    }
-
-    fn prefix(&mut self, name: &str, index: usize, lines: &[(usize, &[u8])], separator: char) {
-        if self.show_names {
-            let _ = write!(self.out, "{name}{separator}");
-        }
-        if self.o.line_number {
-            let _ = write!(self.out, "{}{separator}", index + 1);
-        }
-        if self.o.byte_offset {
-            let _ = write!(self.out, "{}{separator}", lines[index].0);
-        }
-        if self.o.initial_tab && (self.show_names || self.o.line_number || self.o.byte_offset) {
-            let _ = write!(self.out, "\t");
-        }
-    }
-
-    fn line(&mut self, name: &str, index: usize, lines: &[(usize, &[u8])], separator: char) {
-        self.prefix(name, index, lines, separator);
-        let _ = self.out.write_all(lines[index].1);
-        let _ = self.out.write_all(b"\n");
-    }
-
-    fn only_matches(&mut self, name: &str, index: usize, lines: &[(usize, &[u8])]) {
-        let line = lines[index].1;
-        for (start, end) in self.matcher.find_all(line) {
-            if start == end {
-                continue;
-            }
-            if self.show_names {
-                let _ = write!(self.out, "{name}:");
-            }
-            if self.o.line_number {
-                let _ = write!(self.out, "{}:", index + 1);
-            }
-            if self.o.byte_offset {
-                let _ = write!(self.out, "{}:", lines[index].0 + start);
-            }
-            let _ = self.out.write_all(&line[start..end]);
-            let _ = self.out.write_all(b"\n");
-        }
+        self.notes.extend(result.notes);
+        self.print_notes();
     }
 }
 
-/// A minimal glob for `--include`/`--exclude` names: `*`, `?`, literal otherwise.
-fn glob(pattern: &str, name: &str) -> bool {
+/// `fnmatch(3)` without flags, as GNU grep matches `--include`/`--exclude` globs: `*`,
+/// `?`, bracket expressions (`[ab]`, `[!a]`, `[^a]`, ranges) and `\` quoting.
+fn fnmatch(pattern: &str, name: &str) -> bool {
+    fn class(p: &[char], c: char) -> Option<(bool, usize)> {
+        // Returns (matched, length of the bracket expression) or None if unterminated.
+        let mut i = 1;
+        let negated = matches!(p.get(i), Some('!' | '^'));
+        if negated {
+            i += 1;
+        }
+        let mut matched = false;
+        let mut first = true;
+        while i < p.len() {
+            if p[i] == ']' && !first {
+                return Some((matched != negated, i + 1));
+            }
+            first = false;
+            if p[i] == '[' && p.get(i + 1) == Some(&':') {
+                let rest: String = p[i + 2..].iter().collect();
+                if let Some(end) = rest.find(":]") {
+                    let name = &rest[..end];
+                    matched |= match name {
+                        "alpha" => c.is_alphabetic(),
+                        "digit" => c.is_ascii_digit(),
+                        "alnum" => c.is_alphanumeric(),
+                        "upper" => c.is_uppercase(),
+                        "lower" => c.is_lowercase(),
+                        "space" => c.is_whitespace(),
+                        "punct" => c.is_ascii_punctuation(),
+                        "xdigit" => c.is_ascii_hexdigit(),
+                        _ => false,
+                    };
+                    i += 2 + rest[..end].chars().count() + 2;
+                    continue;
+                }
+            }
+            let low = p[i];
+            if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&h| h != ']') {
+                let high = p[i + 2];
+                matched |= low <= c && c <= high;
+                i += 3;
+            } else {
+                matched |= low == c;
+                i += 1;
+            }
+        }
+        None
+    }
     fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|k| go(&p[1..], &n[k..])),
+            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
+            Some('[') if !n.is_empty() => match class(p, n[0]) {
+                Some((true, len)) => go(&p[len..], &n[1..]),
+                Some((false, _)) => false,
+                None => n[0] == '[' && go(&p[1..], &n[1..]),
+            },
+            Some('\\') if p.len() > 1 => n.first() == Some(&p[1]) && go(&p[2..], &n[1..]),
+            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
         }
     }
     let p: Vec<char> = pattern.chars().collect();

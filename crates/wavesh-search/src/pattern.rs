@@ -1,6 +1,17 @@
 //! Patterns in GNU grep's dialects: basic (`-G`, the default), extended (`-E`), fixed
-//! strings (`-F`) and Perl (`-P`). Basic regular expressions are translated to extended
-//! ones; back-references (`\1`) need a backtracking engine (fancy-regex).
+//! strings (`-F`) and Perl (`-P`).
+//!
+//! Basic and extended expressions are parsed here with GNU's readings and written out
+//! in the syntax of the `regex` crate (or of fancy-regex, for back-references):
+//! - GNU's literal readings: a `*` (BRE) that starts an expression, an ERE `{` that does
+//!   not start a valid interval (`a{1`), an ERE `)` with no open group, a BRE `\{` at the
+//!   start; an ERE `*`, `+`, `?` or interval with nothing before it applies to nothing.
+//! - GNU's errors, with GNU's messages: `[:space:]`, unknown class names, unmatched
+//!   brackets and groups, bad intervals and ranges, back-references to no group.
+//! - `\<`, `\>`, `\b`, `\B`, `\w`, `\W`, `\s`, `\S`, `` \` ``, `\'`.
+//! - Locale: in a UTF-8 locale the classes (`[[:lower:]]`) are Unicode's; in the C locale
+//!   every byte is a character, so `.` matches byte 0x80 (the regex runs with Unicode off).
+//! - Back-references are renumbered so that several `-e` patterns keep their own groups.
 
 /// Which dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -16,176 +27,691 @@ pub enum Dialect {
     Perl,
 }
 
-/// Translates a GNU basic regular expression to the extended syntax of the `regex`
-/// crate: `\|`, `\+`, `\?`, `\(`, `\)`, `\{`, `\}` are operators; their bare forms are
-/// literals; `*` at the start of an expression or a group is literal; `^`/`$` are
-/// anchors only at the ends.
-pub fn bre_to_ere(bre: &str) -> String {
-    let chars: Vec<char> = bre.chars().collect();
-    let mut out = String::with_capacity(bre.len() + 8);
-    let mut i = 0;
-    // Whether the next character starts an expression (for a literal `*`).
-    let mut at_start = true;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\\' if i + 1 < chars.len() => {
-                let next = chars[i + 1];
-                i += 2;
-                match next {
-                    '|' => {
-                        out.push('|');
-                        at_start = true;
-                        continue;
-                    }
-                    '(' => {
-                        out.push('(');
-                        at_start = true;
-                        continue;
-                    }
-                    ')' | '+' | '?' | '{' | '}' => out.push(next),
-                    '<' => out.push_str(r"\b(?=\w)"),
-                    '>' => out.push_str(r"\b(?<=\w)"),
-                    other => {
-                        out.push('\\');
-                        out.push(other);
+/// The engine a translation is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The `regex` crate (a finite automaton, no back-references).
+    Fast,
+    /// fancy-regex (backtracking: back-references).
+    Backtracking,
+}
+
+/// A pattern GNU grep refuses, with GNU's message (`grep: MESSAGE`, exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError(pub String);
+
+/// A translated pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translated {
+    /// The expression in the target's syntax.
+    pub regex: String,
+    /// Capturing groups it opens.
+    pub groups: usize,
+    /// Whether it uses back-references (needs [`Target::Backtracking`]).
+    pub backreferences: bool,
+}
+
+/// How a translation reads and writes.
+#[derive(Debug, Clone, Copy)]
+pub struct Flavor {
+    /// `-E` (true) or `-G` (false).
+    pub extended: bool,
+    /// A UTF-8 locale (Unicode classes) or the C locale (bytes).
+    pub utf8: bool,
+    /// The engine written for.
+    pub target: Target,
+    /// Groups of the patterns before this one (back-references are shifted by it).
+    pub group_offset: usize,
+    /// Leave out word assertions (`\<`, `\>`, `\b`, `\B`): a looser expression that
+    /// matches wherever the pattern does, for screening many lines at once.
+    pub loose: bool,
+}
+
+/// Whether `pattern` (GNU BRE or ERE) uses back-references: decides the engine.
+pub fn has_backreference(pattern: &str, extended: bool) -> bool {
+    let probe = Flavor {
+        extended,
+        utf8: true,
+        target: Target::Backtracking,
+        group_offset: 0,
+        loose: false,
+    };
+    translate(pattern, probe).is_ok_and(|t| t.backreferences)
+}
+
+/// Translates a GNU basic or extended expression (see the module's documentation).
+pub fn translate(pattern: &str, flavor: Flavor) -> Result<Translated, PatternError> {
+    Translator {
+        chars: pattern.chars().collect(),
+        i: 0,
+        out: String::with_capacity(pattern.len() + 8),
+        flavor,
+        atom: None,
+        quantified: false,
+        open: Vec::new(),
+        groups: 0,
+        backreferences: false,
+        too_deep: false,
+    }
+    .run()
+}
+
+struct Translator {
+    chars: Vec<char>,
+    i: usize,
+    out: String,
+    flavor: Flavor,
+    /// Where the last atom starts in `out`, or `None` at the start of an expression
+    /// (nothing a quantifier could apply to).
+    atom: Option<usize>,
+    /// The last atom already carries a quantifier.
+    quantified: bool,
+    /// Open groups: (their `atom` on entry, their start in `out`).
+    open: Vec<usize>,
+    groups: usize,
+    backreferences: bool,
+    too_deep: bool,
+}
+
+/// Groups nested deeper than this are refused (the engines' own limits are near).
+const MAX_NESTING: usize = 500;
+
+fn err<T>(message: &str) -> Result<T, PatternError> {
+    Err(PatternError(message.to_owned()))
+}
+
+impl Translator {
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.i + ahead).copied()
+    }
+
+    fn run(mut self) -> Result<Translated, PatternError> {
+        let extended = self.flavor.extended;
+        while let Some(c) = self.peek(0) {
+            self.i += 1;
+            match c {
+                '\\' => self.escape()?,
+                '[' => {
+                    let start = self.out.len();
+                    let class = self.bracket()?;
+                    self.out.push_str(&class);
+                    self.set_atom(start);
+                }
+                '.' => self.literal_atom("."),
+                '*' if self.atom.is_none() => {
+                    if extended {
+                        // GNU: a `*` with nothing before it applies to nothing.
+                    } else {
+                        self.literal_atom(r"\*");
                     }
                 }
-                at_start = false;
-                continue;
-            }
-            '[' => {
-                // A bracket expression is copied as is up to its closing `]`.
-                let start = i;
-                i += 1;
-                if i < chars.len() && chars[i] == '^' {
-                    i += 1;
+                '*' => self.quantifier("*"),
+                '+' | '?' if extended => {
+                    if self.atom.is_some() {
+                        self.quantifier(&c.to_string());
+                    }
                 }
-                if i < chars.len() && chars[i] == ']' {
-                    i += 1;
-                }
-                while i < chars.len() && chars[i] != ']' {
-                    if chars[i] == '['
-                        && i + 1 < chars.len()
-                        && matches!(chars[i + 1], ':' | '.' | '=')
-                    {
-                        let close = chars[i + 1];
-                        i += 2;
-                        while i + 1 < chars.len() && !(chars[i] == close && chars[i + 1] == ']') {
-                            i += 1;
+                '{' if extended => {
+                    if let Some(interval) = self.interval(false)? {
+                        if self.atom.is_some() {
+                            self.quantifier(&interval);
                         }
-                        i += 2;
-                        continue;
+                    } else {
+                        self.literal_atom(r"\{");
                     }
-                    i += 1;
                 }
-                let end = (i + 1).min(chars.len());
-                let class: String = chars[start..end].iter().collect();
-                out.push_str(&escape_class(&class));
-                i = end;
-                at_start = false;
+                '(' if extended => self.open_group(),
+                ')' if extended && !self.open.is_empty() => self.close_group(),
+                '|' if extended => self.alternation(),
+                '^' if extended || self.at_expression_start() => {
+                    self.out.push('^');
+                    // After an anchor a `*` is still literal (BRE) or void (ERE).
+                    self.atom = None;
+                }
+                '$' if extended || self.at_expression_end() => {
+                    let start = self.out.len();
+                    self.out.push('$');
+                    self.set_atom(start);
+                }
+                other => self.literal_char(other),
+            }
+        }
+        if self.too_deep {
+            return err("stack overflow");
+        }
+        if !self.open.is_empty() {
+            return err("Unmatched ( or \\(");
+        }
+        Ok(Translated {
+            regex: self.out,
+            groups: self.groups,
+            backreferences: self.backreferences,
+        })
+    }
+
+    /// A BRE `^` is an anchor at the start of the pattern, a group or an alternative.
+    fn at_expression_start(&self) -> bool {
+        let before = &self.chars[..self.i - 1];
+        before.is_empty()
+            || (before.len() >= 2
+                && before[before.len() - 2] == '\\'
+                && matches!(before[before.len() - 1], '(' | '|')
+                && !escaped_backslash(before, before.len() - 2))
+    }
+
+    /// A BRE `$` is an anchor at the end of the pattern, a group or an alternative.
+    fn at_expression_end(&self) -> bool {
+        let rest = &self.chars[self.i..];
+        rest.is_empty() || (rest.len() >= 2 && rest[0] == '\\' && matches!(rest[1], ')' | '|'))
+    }
+
+    fn set_atom(&mut self, start: usize) {
+        self.atom = Some(start);
+        self.quantified = false;
+    }
+
+    fn literal_atom(&mut self, text: &str) {
+        let start = self.out.len();
+        self.out.push_str(text);
+        self.set_atom(start);
+    }
+
+    fn literal_char(&mut self, c: char) {
+        let start = self.out.len();
+        push_literal(&mut self.out, c, self.flavor.utf8);
+        self.set_atom(start);
+    }
+
+    /// Applies a quantifier to the last atom; a second one wraps the first (`a**`).
+    fn quantifier(&mut self, quantifier: &str) {
+        let Some(start) = self.atom else { return };
+        if self.quantified {
+            self.out.insert_str(start, "(?:");
+            self.out.push(')');
+        }
+        self.out.push_str(quantifier);
+        self.quantified = true;
+    }
+
+    fn open_group(&mut self) {
+        if self.open.len() >= MAX_NESTING {
+            // GNU's matcher runs out of stack on such nesting; its message.
+            self.too_deep = true;
+        }
+        self.open.push(self.out.len());
+        self.groups += 1;
+        self.out.push('(');
+        self.atom = None;
+    }
+
+    fn close_group(&mut self) {
+        let start = self.open.pop().unwrap_or(0);
+        self.out.push(')');
+        self.set_atom(start);
+    }
+
+    fn alternation(&mut self) {
+        self.out.push('|');
+        self.atom = None;
+    }
+
+    /// After `\`.
+    fn escape(&mut self) -> Result<(), PatternError> {
+        let Some(c) = self.peek(0) else {
+            return err("Trailing backslash");
+        };
+        self.i += 1;
+        let extended = self.flavor.extended;
+        let fancy = self.flavor.target == Target::Backtracking;
+        match c {
+            '(' if !extended => self.open_group(),
+            ')' if !extended => {
+                if self.open.is_empty() {
+                    return err("Unmatched ) or \\)");
+                }
+                self.close_group();
+            }
+            '|' if !extended => self.alternation(),
+            '{' if !extended => {
+                if self.atom.is_none() {
+                    // GNU: `\{` with nothing before it is a literal `{`.
+                    self.literal_atom(r"\{");
+                } else {
+                    let interval = self.interval(true)?.ok_or_else(|| {
+                        PatternError(
+                            if self.chars[self.i..].contains(&'}') {
+                                "Invalid content of \\{\\}"
+                            } else {
+                                "Unmatched \\{"
+                            }
+                            .to_owned(),
+                        )
+                    })?;
+                    self.quantifier(&interval);
+                }
+            }
+            '+' | '?' if !extended => {
+                if self.atom.is_some() {
+                    self.quantifier(&c.to_string());
+                } else {
+                    self.literal_char(c);
+                }
+            }
+            '1'..='9' => {
+                let n = c as usize - '0' as usize;
+                if n > self.groups {
+                    return err("Invalid back reference");
+                }
+                self.backreferences = true;
+                let start = self.out.len();
+                self.out
+                    .push_str(&format!("\\{}", n + self.flavor.group_offset));
+                self.set_atom(start);
+            }
+            '<' => self.assertion(if fancy {
+                r"(?<!\w)(?=\w)"
+            } else {
+                r"\b{start}"
+            }),
+            '>' => self.assertion(if fancy { r"(?<=\w)(?!\w)" } else { r"\b{end}" }),
+            'b' => self.assertion(r"\b"),
+            'B' => self.assertion(r"\B"),
+            '`' => self.assertion(r"\A"),
+            '\'' => self.assertion(r"\z"),
+            'w' => self.literal_atom(r"\w"),
+            'W' => self.literal_atom(r"\W"),
+            's' => self.literal_atom(r"\s"),
+            'S' => self.literal_atom(r"\S"),
+            other => self.literal_char(other),
+        }
+        Ok(())
+    }
+
+    fn assertion(&mut self, text: &str) {
+        if !self.flavor.loose || text.starts_with(r"\A") || text.starts_with(r"\z") {
+            self.out.push_str(text);
+        }
+        // A quantifier after an assertion has nothing to repeat.
+        self.atom = None;
+    }
+
+    /// An interval after `{` (or `\{`): `{n}`, `{n,}`, `{,m}`, `{n,m}`. `None` when the
+    /// text does not form one (then nothing was consumed).
+    fn interval(&mut self, basic: bool) -> Result<Option<String>, PatternError> {
+        let save = self.i;
+        let digits = |t: &mut Translator| {
+            let start = t.i;
+            while t.peek(0).is_some_and(|c| c.is_ascii_digit()) {
+                t.i += 1;
+            }
+            let text: String = t.chars[start..t.i].iter().collect();
+            (!text.is_empty()).then_some(text)
+        };
+        let min = digits(self);
+        let mut max = min.clone();
+        if self.peek(0) == Some(',') {
+            self.i += 1;
+            max = digits(self);
+        }
+        let closed = if basic {
+            self.peek(0) == Some('\\') && self.peek(1) == Some('}')
+        } else {
+            self.peek(0) == Some('}')
+        };
+        let had_comma = self.chars[save..self.i].contains(&',');
+        if closed && min.is_none() && !had_comma {
+            // `{}`: GNU's error, not a literal.
+            return err("Invalid content of \\{\\}");
+        }
+        if !closed {
+            self.i = save;
+            return Ok(None);
+        }
+        self.i += if basic { 2 } else { 1 };
+        let parse = |s: &Option<String>| -> Result<Option<u32>, PatternError> {
+            match s {
+                None => Ok(None),
+                Some(s) => match s.parse::<u32>() {
+                    Ok(n) if n <= 32767 => Ok(Some(n)),
+                    _ => err("Regular expression too big"),
+                },
+            }
+        };
+        let lo = parse(&min)?.unwrap_or(0);
+        let hi = parse(&max)?;
+        if hi.is_some_and(|hi| hi < lo) {
+            return err("Invalid content of \\{\\}");
+        }
+        Ok(Some(match (had_comma, hi) {
+            (false, _) => format!("{{{lo}}}"),
+            (true, None) => format!("{{{lo},}}"),
+            (true, Some(hi)) => format!("{{{lo},{hi}}}"),
+        }))
+    }
+
+    /// A bracket expression after `[`, written as a class of the target's syntax.
+    fn bracket(&mut self) -> Result<String, PatternError> {
+        const UNMATCHED: &str = "Unmatched [, [^, [:, [., or [=";
+        let open_at = self.i;
+        let mut negated = false;
+        if self.peek(0) == Some('^') {
+            negated = true;
+            self.i += 1;
+        }
+        // `[:alpha:]` as a whole pattern: GNU refuses it.
+        let utf8 = self.flavor.utf8;
+        let mut items = String::new();
+        let mut first = true;
+        // The previous single character, for a range.
+        let mut previous: Option<char> = None;
+        loop {
+            let Some(c) = self.peek(0) else {
+                return err(UNMATCHED);
+            };
+            if c == ']' && !first {
+                self.i += 1;
+                break;
+            }
+            first = false;
+            if c == '[' && matches!(self.peek(1), Some(':' | '.' | '=')) {
+                let kind = self.peek(1).unwrap_or(':');
+                let start = self.i + 2;
+                let mut j = start;
+                while j + 1 < self.chars.len()
+                    && !(self.chars[j] == kind && self.chars[j + 1] == ']')
+                {
+                    j += 1;
+                }
+                if j + 1 >= self.chars.len() {
+                    return err(UNMATCHED);
+                }
+                let name: String = self.chars[start..j].iter().collect();
+                self.i = j + 2;
+                match kind {
+                    ':' => {
+                        items.push_str(&posix_class(&name, utf8).ok_or_else(|| {
+                            PatternError("Invalid character class name".to_owned())
+                        })?);
+                        previous = None;
+                    }
+                    _ => {
+                        let mut chars = name.chars();
+                        let (Some(single), None) = (chars.next(), chars.next()) else {
+                            return err("Invalid collation character");
+                        };
+                        push_class_char(&mut items, single, utf8);
+                        previous = Some(single);
+                    }
+                }
                 continue;
             }
-            '*' if at_start => {
-                out.push_str(r"\*");
-                at_start = false;
+            self.i += 1;
+            if c == '-'
+                && let Some(low) = previous
+                && self.peek(0).is_some_and(|c| c != ']')
+            {
+                // A range `low-high`.
+                let mut high = self.peek(0).unwrap_or(low);
+                self.i += 1;
+                if high == '[' && matches!(self.peek(0), Some('.' | '=')) {
+                    let kind = self.peek(0).unwrap_or('.');
+                    let start = self.i + 1;
+                    let mut j = start;
+                    while j + 1 < self.chars.len()
+                        && !(self.chars[j] == kind && self.chars[j + 1] == ']')
+                    {
+                        j += 1;
+                    }
+                    let name: Vec<char> = self.chars[start..j.min(self.chars.len())].to_vec();
+                    if name.len() != 1 {
+                        return err("Invalid range end");
+                    }
+                    high = name[0];
+                    self.i = j + 2;
+                }
+                if high < low {
+                    return err("Invalid range end");
+                }
+                // `low` was pushed as a single character: extend it to a range.
+                if !utf8 && (!low.is_ascii() || !high.is_ascii()) {
+                    // Byte locale: a range of multi-byte characters has no meaning there.
+                    return err("Invalid range end");
+                }
+                items.push('-');
+                push_class_char(&mut items, high, utf8);
+                previous = None;
+                continue;
             }
-            '+' | '?' | '|' | '(' | ')' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-                at_start = false;
-            }
-            // `^` anchors at the start of an expression; after it, `*` is still literal.
-            '^' if at_start => out.push('^'),
-            '^' => out.push_str(r"\^"),
-            '$' => {
-                let anchors = i + 1 == chars.len()
-                    || (chars[i + 1] == '\\' && matches!(chars.get(i + 2), Some(')' | '|')));
-                out.push_str(if anchors { "$" } else { r"\$" });
-                at_start = false;
-            }
-            other => {
-                out.push(other);
-                at_start = false;
-            }
+            push_class_char(&mut items, c, utf8);
+            previous = Some(c);
         }
-        i += 1;
+        let body: String = self.chars[open_at..self.i - 1].iter().collect();
+        let letters = body.len() > 2
+            && body[1..body.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_alphabetic());
+        if letters && body.starts_with(':') && body.ends_with(':') && !negated {
+            return Err(PatternError(format!(
+                "character class syntax is [[{body}]], not [{body}]"
+            )));
+        }
+        let mut class = String::from("[");
+        if negated {
+            class.push('^');
+            // A negated class never matches a newline (GNU).
+            class.push_str(r"\n");
+        }
+        class.push_str(&items);
+        class.push(']');
+        Ok(class)
     }
-    out
 }
 
-/// The `regex` crate reads `[[` and `&&`, `--`, `~~` inside classes as set operations;
-/// POSIX does not. Escape those so a POSIX bracket expression means what it says.
-fn escape_class(class: &str) -> String {
-    let mut out = String::with_capacity(class.len());
-    let chars: Vec<char> = class.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let posix_class = c == '[' && matches!(chars.get(i + 1), Some(':' | '.' | '='));
-        if posix_class {
-            let close = chars[i + 1];
-            let mut j = i + 2;
-            while j + 1 < chars.len() && !(chars[j] == close && chars[j + 1] == ']') {
-                j += 1;
-            }
-            out.extend(&chars[i..(j + 2).min(chars.len())]);
-            i = j + 2;
-            continue;
+fn escaped_backslash(chars: &[char], at: usize) -> bool {
+    let mut n = 0;
+    let mut j = at;
+    while j > 0 && chars[j - 1] == '\\' {
+        n += 1;
+        j -= 1;
+    }
+    n % 2 == 1
+}
+
+/// A literal character outside a class. In a byte locale a non-ASCII character is its
+/// UTF-8 bytes (each its own character there).
+fn push_literal(out: &mut String, c: char, utf8: bool) {
+    if !utf8 && !c.is_ascii() {
+        let mut buffer = [0u8; 4];
+        for b in c.encode_utf8(&mut buffer).bytes() {
+            out.push_str(&format!(r"\x{b:02X}"));
         }
-        if i > 0
-            && i + 1 < chars.len()
-            && matches!(c, '[' | '&' | '~' | '-')
-            && chars.get(i + 1) == Some(&c)
-            && c != '-'
-        {
-            out.push('\\');
-        }
-        if c == '\\' && i > 0 && i + 1 < chars.len() {
-            // A backslash is literal inside a POSIX bracket expression.
-            out.push_str(r"\\");
-            i += 1;
-            continue;
-        }
+        return;
+    }
+    if c.is_ascii_punctuation() || c == ' ' {
+        out.push_str(&regex_syntax_escape(c));
+    } else {
         out.push(c);
-        i += 1;
     }
-    out
 }
 
-/// Whether an expression uses back-references (`\1`..`\9`).
-pub fn has_backreference(pattern: &str) -> bool {
-    let bytes = pattern.as_bytes();
-    bytes.windows(2).enumerate().any(|(i, w)| {
-        w[0] == b'\\' && (b'1'..=b'9').contains(&w[1]) && (i == 0 || bytes[i - 1] != b'\\')
-    })
+fn regex_syntax_escape(c: char) -> String {
+    if regex::escape(&c.to_string()).len() > 1 {
+        format!("\\{c}")
+    } else {
+        c.to_string()
+    }
+}
+
+/// A character inside a class, escaped so that the regex crate's class syntax (`&&`,
+/// `--`, `~~`, nested `[`) reads it as itself.
+fn push_class_char(out: &mut String, c: char, utf8: bool) {
+    if !utf8 && !c.is_ascii() {
+        let mut buffer = [0u8; 4];
+        for b in c.encode_utf8(&mut buffer).bytes() {
+            out.push_str(&format!(r"\x{b:02X}"));
+        }
+        return;
+    }
+    if c.is_ascii_punctuation() {
+        out.push('\\');
+    }
+    out.push(c);
+}
+
+/// A POSIX class's members as class items: Unicode's in a UTF-8 locale, ASCII in C.
+fn posix_class(name: &str, utf8: bool) -> Option<String> {
+    const NAMES: &[&str] = &[
+        "alpha", "upper", "lower", "digit", "xdigit", "space", "print", "punct", "graph", "cntrl",
+        "blank", "alnum",
+    ];
+    if !NAMES.contains(&name) {
+        return None;
+    }
+    if !utf8 {
+        return Some(format!("[:{name}:]"));
+    }
+    Some(
+        match name {
+            "alpha" => r"\p{Alphabetic}",
+            "upper" => r"\p{Uppercase}",
+            "lower" => r"\p{Lowercase}",
+            "digit" => "0-9",
+            "xdigit" => "0-9A-Fa-f",
+            "space" => r"\s",
+            "blank" => r"\t\p{Zs}",
+            "alnum" => r"\p{Alphabetic}0-9",
+            "punct" => r"\p{P}\p{S}",
+            "cntrl" => r"\p{Cc}",
+            "graph" => r"\p{L}\p{M}\p{N}\p{P}\p{S}",
+            _ => r"\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}",
+        }
+        .to_owned(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ere(p: &str) -> Result<String, PatternError> {
+        translate(
+            p,
+            Flavor {
+                extended: true,
+                utf8: true,
+                target: Target::Fast,
+                group_offset: 0,
+                loose: false,
+            },
+        )
+        .map(|t| t.regex)
+    }
+
+    fn bre(p: &str) -> Result<String, PatternError> {
+        translate(
+            p,
+            Flavor {
+                extended: false,
+                utf8: true,
+                target: Target::Fast,
+                group_offset: 0,
+                loose: false,
+            },
+        )
+        .map(|t| t.regex)
+    }
+
     #[test]
     fn search_1_bre_translation() {
-        for (bre, ere) in [
+        for (bre_text, ere_text) in [
             ("a\\|b", "a|b"),
             ("a\\{2,3\\}", "a{2,3}"),
-            ("\\(ab\\)\\1", "(ab)\\1"),
             ("a+b?", "a\\+b\\?"),
             ("a|b", "a\\|b"),
             ("(x)", "\\(x\\)"),
             ("*star", "\\*star"),
             ("^a*", "^a*"),
+            ("^*a", "^\\*a"),
             ("a^b", "a\\^b"),
             ("a$b", "a\\$b"),
             ("end$", "end$"),
-            ("[[:alpha:]]+", "[[:alpha:]]\\+"),
             ("x\\{2\\}", "x{2}"),
+            ("a\\{,2\\}", "a{0,2}"),
+            ("\\{1\\}a", "\\{1\\}a"),
             ("\\.", "\\."),
+            ("\\<a\\>", "\\b{start}a\\b{end}"),
+            ("a**", "(?:a*)*"),
         ] {
-            assert_eq!(bre_to_ere(bre), ere, "{bre}");
+            assert_eq!(bre(bre_text).unwrap(), ere_text, "{bre_text}");
         }
-        assert!(has_backreference("\\(a\\)\\1"));
-        assert!(!has_backreference("a\\\\1"));
+    }
+
+    #[test]
+    fn search_1_ere_literal_readings_are_gnus() {
+        assert_eq!(ere("a{1").unwrap(), "a\\{1");
+        assert_eq!(ere(")").unwrap(), "\\)");
+        assert_eq!(ere("*a").unwrap(), "a");
+        assert_eq!(ere("a|*b").unwrap(), "a|b");
+        assert_eq!(ere("a{,2}").unwrap(), "a{0,2}");
+        assert_eq!(ere("a{1,2}{3}").unwrap(), "(?:a{1,2}){3}");
+        assert_eq!(ere("a{,}").unwrap(), "a{0,}");
+        assert_eq!(ere("[::]").unwrap(), "[\\:\\:]");
+        assert_eq!(ere("[:spac-e:]").unwrap(), "[\\:spac-e\\:]");
+        assert_eq!(
+            ere("a{}"),
+            Err(PatternError("Invalid content of \\{\\}".to_owned()))
+        );
+    }
+
+    #[test]
+    fn search_1_gnus_errors_are_errors() {
+        for (pattern, extended, message) in [
+            (
+                "[:space:]",
+                false,
+                "character class syntax is [[:space:]], not [:space:]",
+            ),
+            ("[[:notdef:]]", true, "Invalid character class name"),
+            ("a\\{1", false, "Unmatched \\{"),
+            ("a\\{2,1\\}", false, "Invalid content of \\{\\}"),
+            ("[z-a]", false, "Invalid range end"),
+            ("\\(a\\)\\2", false, "Invalid back reference"),
+            ("\\)", false, "Unmatched ) or \\)"),
+            ("\\(", false, "Unmatched ( or \\("),
+            ("[a", false, "Unmatched [, [^, [:, [., or [="),
+            ("a\\", false, "Trailing backslash"),
+        ] {
+            let flavor = Flavor {
+                extended,
+                utf8: true,
+                target: Target::Fast,
+                group_offset: 0,
+                loose: false,
+            };
+            assert_eq!(
+                translate(pattern, flavor),
+                Err(PatternError(message.to_owned())),
+                "{pattern}"
+            );
+        }
+    }
+
+    #[test]
+    fn search_1_back_references_are_renumbered() {
+        let t = translate(
+            "\\(a\\)\\1",
+            Flavor {
+                extended: false,
+                utf8: true,
+                target: Target::Backtracking,
+                group_offset: 2,
+                loose: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(t.regex, "(a)\\3");
+        assert!(t.backreferences && t.groups == 1);
+        assert!(has_backreference("\\(a\\)\\1", false));
+        assert!(!has_backreference("a\\\\1", false));
     }
 }

@@ -57,6 +57,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         skip_hidden: true,
         count_nonzero_only: true,
         keep_vcs_dirs: true,
+        rg_names: true,
         ..Options::default()
     };
     let mut raw = Raw::default();
@@ -160,11 +161,18 @@ fn apply_value(
         't' => raw.types.push(v),
         'T' => raw.types_not.push(v),
         'm' => o.max_count = Some(number(&v)? as u64),
-        'A' => o.after = number(&v)?,
-        'B' => o.before = number(&v)?,
+        'A' => {
+            o.after = number(&v)?;
+            o.context_given = true;
+        }
+        'B' => {
+            o.before = number(&v)?;
+            o.context_given = true;
+        }
         'C' => {
             o.after = number(&v)?;
             o.before = o.after;
+            o.context_given = true;
         }
         _ => unreachable!("value flags are listed in parse"),
     }
@@ -211,6 +219,8 @@ fn finish(o: &mut Options, raw: &Raw) -> Result<(), String> {
     if raw.unrestricted >= 3 {
         o.text = true;
     }
+    // ripgrep counts matches with -c -o.
+    o.count_matches = o.count && o.only_matching;
     if raw.smart_case && !o.ignore_case {
         o.ignore_case = !o.patterns.iter().any(|p| p.chars().any(char::is_uppercase));
     }

@@ -6,4 +6,5 @@ mod check;
 mod grep;
 mod mcp;
 mod run;
+mod search_gnu;
 mod util;
