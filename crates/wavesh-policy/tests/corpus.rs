@@ -9,6 +9,7 @@ fn context() -> ClassifyContext {
     ClassifyContext {
         home: PathBuf::from("/home/dev"),
         cwd: PathBuf::from("/work/app"),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     }
 }
@@ -25,10 +26,52 @@ fn entries(file: &str) -> Vec<serde_json::Value> {
 }
 
 /// Read-only commands that are deliberately not approved, with the reason.
-const NOT_APPROVED: &[(&str, &str)] = &[(
-    "env | head",
-    "env prints every variable, tokens included: it is not on the read-only list",
-)];
+const NOT_APPROVED: &[(&str, &str)] = &[
+    (
+        "env | head",
+        "env prints every variable, tokens included: it is not on the read-only list",
+    ),
+    (
+        "npm --version",
+        "npm writes its log and may check for updates over the network (RO-13)",
+    ),
+    (
+        "npm -v",
+        "npm writes its log and may check for updates over the network (RO-13)",
+    ),
+    (
+        "npm ls",
+        "npm writes its log and may check for updates over the network (RO-13)",
+    ),
+    (
+        "npm ls --depth=0",
+        "npm writes its log and may check for updates over the network (RO-13)",
+    ),
+    (
+        "npm list --all",
+        "npm writes its log and may check for updates over the network (RO-13)",
+    ),
+    (
+        "pnpm --version",
+        "pnpm reads project config and checks for updates (RO-13)",
+    ),
+    (
+        "yarn --version",
+        "yarn 2+ runs the project's yarnPath and plugins (RO-13)",
+    ),
+    (
+        "pip --version",
+        "pip is python code that loads site packages and config (RO-13)",
+    ),
+    (
+        "docker --version",
+        "the docker CLI loads ~/.docker/config.json, on the secret list (RO-13)",
+    ),
+    (
+        "kubectl version",
+        "kubectl version contacts the server and may run kubeconfig exec plugins (RO-13)",
+    ),
+];
 
 #[test]
 fn corpus_every_must_not_case_is_rejected() {

@@ -60,6 +60,7 @@ fn prefix_suggestions_for_common_commands() {
     let ctx = ClassifyContext {
         home: PathBuf::from("/home/dev"),
         cwd: PathBuf::from("/work/app"),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     };
     let settings = Settings::default();
