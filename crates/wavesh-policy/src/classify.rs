@@ -644,7 +644,7 @@ fn check_candidate(
                 Some(paths) => {
                     for path in paths {
                         check_open(&path, cwd, &ctx.home, &ctx.paths, fs)
-                            .map_err(|why| format!("the glob `{raw}` matches {why}"))?;
+                            .map_err(|why| format!("the glob `{raw}`: {why}"))?;
                     }
                 }
                 None => {

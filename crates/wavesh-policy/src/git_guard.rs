@@ -145,6 +145,120 @@ impl Fs for EmptyFs {
     }
 }
 
+/// An in-memory tree of files, directories and symlinks, for tests and for judging a
+/// command against a described workspace. Parents of every entry exist as directories.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryFs {
+    entries: std::collections::BTreeMap<PathBuf, (FileKind, Vec<u8>)>,
+    links: std::collections::BTreeMap<PathBuf, PathBuf>,
+    hard: std::collections::BTreeMap<PathBuf, u64>,
+}
+
+impl MemoryFs {
+    /// A tree holding `paths`: one ending in `/` is a directory, any other a file.
+    pub fn with(paths: &[&str]) -> MemoryFs {
+        let mut fs = MemoryFs::default();
+        for path in paths {
+            match path.strip_suffix('/') {
+                Some(dir) => fs.add(Path::new(dir), FileKind::Dir, Vec::new()),
+                None => fs.add(Path::new(path), FileKind::File(0), Vec::new()),
+            }
+        }
+        fs
+    }
+
+    fn add(&mut self, path: &Path, kind: FileKind, bytes: Vec<u8>) {
+        for parent in path.ancestors().skip(1) {
+            if parent.as_os_str().is_empty() {
+                break;
+            }
+            self.entries
+                .entry(parent.to_path_buf())
+                .or_insert((FileKind::Dir, Vec::new()));
+        }
+        self.entries.insert(path.to_path_buf(), (kind, bytes));
+    }
+
+    /// Adds a file with contents.
+    pub fn file(mut self, path: &str, text: &str) -> MemoryFs {
+        let bytes = text.as_bytes().to_vec();
+        self.add(Path::new(path), FileKind::File(bytes.len() as u64), bytes);
+        self
+    }
+
+    /// Adds a symlink.
+    pub fn link(mut self, path: &str, target: &str) -> MemoryFs {
+        self.add(Path::new(path), FileKind::Symlink, Vec::new());
+        self.links.insert(path.into(), target.into());
+        self
+    }
+
+    /// Gives a file a hard-link count.
+    pub fn hard_linked(mut self, path: &str, count: u64) -> MemoryFs {
+        self.hard.insert(path.into(), count);
+        self
+    }
+}
+
+impl Fs for MemoryFs {
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        self.entries.get(path).map(|(kind, _)| *kind)
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        self.links.get(path).cloned()
+    }
+    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        self.entries
+            .get(path)
+            .filter(|(kind, _)| matches!(kind, FileKind::File(_)))
+            .map(|(_, bytes)| {
+                bytes
+                    .iter()
+                    .take(usize::try_from(max).unwrap_or(usize::MAX))
+                    .copied()
+                    .collect()
+            })
+    }
+    fn list(&self, dir: &Path) -> Option<Vec<String>> {
+        if !matches!(self.kind(dir), Some(FileKind::Dir)) {
+            return self
+                .canonical(dir)
+                .filter(|real| real != dir)
+                .and_then(|real| self.list(&real));
+        }
+        Some(
+            self.entries
+                .keys()
+                .filter(|p| p.parent() == Some(dir))
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect(),
+        )
+    }
+    fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        // Resolve links component by component (bounded, so a loop ends).
+        let mut out = PathBuf::from("/");
+        let mut hops = 0;
+        for component in path.components().skip(1) {
+            out.push(component);
+            while let Some(target) = self.links.get(&out) {
+                hops += 1;
+                if hops > 40 {
+                    return None;
+                }
+                let base = out.parent().map(Path::to_path_buf).unwrap_or_default();
+                out = crate::paths::absolute(&target.to_string_lossy(), &base);
+            }
+        }
+        self.entries.contains_key(&out).then_some(out)
+    }
+    fn hard_links(&self, path: &Path) -> u64 {
+        self.hard.get(path).copied().unwrap_or(1)
+    }
+    fn git_config(&self, _: &Path, _: Option<&Path>) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
+    }
+}
+
 /// A gitdir file larger than this is unsafe (GIT-1).
 const MAX_GITDIR_FILE: u64 = 32 * 1024;
 

@@ -97,9 +97,9 @@ pub fn check_open(
 
 /// Expands a glob word (already `~`-expanded) as bash would, against `cwd`: the words
 /// it becomes, in the form bash passes them (relative when written relative). `None`
-/// when a directory cannot be listed. `*` and `?` match a leading dot here too, a
-/// superset of bash without `dotglob`. A glob with no match is the word itself, as
-/// bash leaves it.
+/// when a directory cannot be listed. A leading dot is matched only by a pattern
+/// starting with `.` (or `[`), as bash does without `dotglob`. A glob with no match is
+/// the word itself, as bash leaves it.
 pub fn expand_glob(word: &str, cwd: &Path, fs: &dyn Fs) -> Option<Vec<String>> {
     let absolute_word = word.starts_with('/');
     let mut current: Vec<(String, PathBuf)> = vec![(
@@ -129,8 +129,18 @@ pub fn expand_glob(word: &str, cwd: &Path, fs: &dyn Fs) -> Option<Vec<String>> {
                 next.push((join(text, part), dir.join(part)));
                 continue;
             }
-            for name in fs.list(dir)? {
-                if crate::secrets::glob_match(part, &name) {
+            // As bash without `dotglob`: a leading dot must be matched by the pattern
+            // (a bracket is taken as maybe matching it, a superset).
+            let dots = part.starts_with(['.', '[', '\\']);
+            // A directory that does not exist matches nothing; one that exists but
+            // cannot be listed leaves the glob unknown.
+            let names = match fs.list(dir) {
+                Some(names) => names,
+                None if fs.kind(dir).is_none() => continue,
+                None => return None,
+            };
+            for name in names {
+                if (dots || !name.starts_with('.')) && crate::secrets::glob_match(part, &name) {
                     next.push((join(text, &name), dir.join(&name)));
                 }
             }
@@ -245,11 +255,12 @@ mod tests {
         let expand = |w: &str| expand_glob(w, Path::new("/w"), &tree);
         let mut all = expand("*").unwrap();
         all.sort();
-        assert_eq!(all, vec!["-fprint", ".env", "a.txt", "b.txt", "src"]);
+        assert_eq!(all, vec!["-fprint", "a.txt", "b.txt", "src"]);
+        assert_eq!(expand(".e*").unwrap(), vec![".env"]);
         assert_eq!(expand("./*.txt").unwrap(), vec!["./a.txt", "./b.txt"]);
         assert_eq!(expand("src/*.rs").unwrap(), vec!["src/m.rs"]);
         assert_eq!(expand("/h/.ss?/*").unwrap(), vec!["/h/.ssh/id_rsa"]);
         assert_eq!(expand("*.md").unwrap(), vec!["*.md"]);
-        assert_eq!(expand("/nowhere/*"), None);
+        assert_eq!(expand("/nowhere/*").unwrap(), vec!["/nowhere/*"]);
     }
 }

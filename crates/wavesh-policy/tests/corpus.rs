@@ -3,15 +3,57 @@
 
 use std::path::PathBuf;
 
-use wavesh_policy::{ClassifyContext, Dialect, check};
+use wavesh_policy::git_guard::MemoryFs;
+use wavesh_policy::{ClassifyContext, Dialect, SharedFs, check};
 
-fn context() -> ClassifyContext {
+/// A project as agents meet it: sources, docs, a `.env` and a home with credentials.
+const PROJECT: &[&str] = &[
+    "/work/app/Cargo.toml",
+    "/work/app/README.md",
+    "/work/app/src/main.rs",
+    "/work/app/src/lib.rs",
+    "/work/app/docs/guide.md",
+    "/work/app/a.txt",
+    "/work/app/.env",
+    "/work/app/.gitignore",
+    "/home/dev/.ssh/id_rsa",
+    "/home/dev/.aws/credentials",
+    "/home/dev/.netrc",
+    "/home/dev/.bash_history",
+    "/proc/1/environ",
+    "/proc/self/environ",
+];
+
+/// The same project after an attacker committed files named like options.
+const HOSTILE: &[&str] = &[
+    "/work/app/-fprint",
+    "/work/app/--output=x",
+    "/work/app/-Osh",
+    "/work/app/-opwned",
+    "/work/app/b.txt",
+    "/work/app/config/prod.pem",
+    "/work/app/x.d/",
+    "/work/app/-.d/",
+];
+
+fn context_with(paths: &[&str]) -> ClassifyContext {
     ClassifyContext {
         home: PathBuf::from("/home/dev"),
         cwd: PathBuf::from("/work/app"),
-        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
+        fs: SharedFs::new(MemoryFs::with(paths)),
         ..ClassifyContext::default()
     }
+}
+
+/// The read-only set runs in the plain project.
+fn context() -> ClassifyContext {
+    context_with(PROJECT)
+}
+
+/// The must-not set runs in the hostile one.
+fn hostile_context() -> ClassifyContext {
+    let paths: Vec<&str> = PROJECT.iter().chain(HOSTILE).copied().collect();
+    context_with(&paths)
 }
 
 fn entries(file: &str) -> Vec<serde_json::Value> {
@@ -77,6 +119,11 @@ const NOT_APPROVED: &[(&str, &str)] = &[
 fn corpus_every_must_not_case_is_rejected() {
     let cases = entries("must_not.jsonl");
     assert!(cases.len() >= 300, "{} cases", cases.len());
+    let classed = cases
+        .iter()
+        .filter(|c| c["class"].as_u64().is_some_and(|n| (1..=10).contains(&n)))
+        .count();
+    assert!(classed >= 200, "{classed} cases carry an attack class");
     let mut approved = Vec::new();
     for case in &cases {
         let command = case["command"].as_str().unwrap();
@@ -84,7 +131,7 @@ fn corpus_every_must_not_case_is_rejected() {
             case["source"].as_str().is_some_and(|s| !s.is_empty()),
             "{command}: no source"
         );
-        let verdict = check(command, Dialect::Bash, &context());
+        let verdict = check(command, Dialect::Bash, &hostile_context());
         if verdict.read_only {
             approved.push(command.to_owned());
         } else {
