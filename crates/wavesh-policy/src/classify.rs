@@ -12,7 +12,7 @@ use crate::env::check_assignment;
 use crate::flags::Parsed;
 use crate::git::{check_gh, check_git};
 use crate::git_guard::{FileKind, Fs, RealFs};
-use crate::paths::{PathPolicy, absolute, check_open, expand_glob};
+use crate::paths::{PathPolicy, Walk, absolute, check_open, expand_glob, walk_for_secrets};
 use crate::secrets::glob_may_match_secret;
 
 /// The file system the classifier asks about what a command will really open:
@@ -67,6 +67,9 @@ pub struct ClassifyContext {
     pub skip_second_opinion: bool,
     /// The file system (the real one unless a host or test passes another).
     pub fs: SharedFs,
+    /// The directories of `PATH`, to find which program a version query runs; `None`
+    /// reads this process's `PATH`.
+    pub path: Option<Vec<PathBuf>>,
 }
 
 /// The classifier's answer.
@@ -199,7 +202,7 @@ pub fn classify(source: &str, analysis: &Analysis, ctx: &ClassifyContext) -> Ver
     // same command may have moved to (RO-9).
     let mut cwds = vec![ctx.cwd.clone()];
     let mut reasons = Vec::new();
-    let mut previous: Option<&str> = None;
+    let mut previous: Option<&SimpleCommand> = None;
     for (command, name) in analysis.commands.iter().zip(command_names(analysis)) {
         let producer = matches!(command.connector, Connector::Pipe | Connector::PipeBoth)
             .then_some(previous)
@@ -210,7 +213,7 @@ pub fn classify(source: &str, analysis: &Analysis, ctx: &ClassifyContext) -> Ver
         if matches!(name, Some("cd" | "pushd")) {
             moved_to(command, ctx, &mut cwds);
         }
-        previous = name;
+        previous = Some(command);
     }
     if !reasons.is_empty() {
         return Verdict {
@@ -291,7 +294,7 @@ fn check_command_in(
     command: &SimpleCommand,
     ctx: &ClassifyContext,
     cwds: &[PathBuf],
-    producer: Option<&str>,
+    producer: Option<&SimpleCommand>,
     depth: usize,
 ) -> Result<(), String> {
     let shown = shorten(&command.text);
@@ -358,7 +361,7 @@ fn judge(
     args: &[Word],
     ctx: &ClassifyContext,
     cwds: &[PathBuf],
-    producer: Option<&str>,
+    producer: Option<&SimpleCommand>,
     depth: usize,
 ) -> Result<(), String> {
     let home = ctx.home.to_string_lossy();
@@ -413,6 +416,20 @@ fn judge(
             check_candidate(&value, &raw, glob, ctx, cwds)?;
         }
     }
+    for (root, walk) in recursive_reads(name, args, &parsed, &judgement, producer) {
+        if root.is_empty() {
+            return Err(format!(
+                "`{name}` gives a command that opens files the names {}, which could be any path",
+                producer.map_or_else(
+                    || "on its input".to_owned(),
+                    |p| format!("`{}` prints", shorten(&p.text))
+                )
+            ));
+        }
+        for cwd in cwds {
+            walk_for_secrets(&root, cwd, &ctx.home, ctx.fs.0.as_ref(), &walk)?;
+        }
+    }
     for file in &judgement.script_files {
         check_candidate(file, file, false, ctx, cwds)?;
         let path = absolute(file, &cwds[0]);
@@ -459,7 +476,15 @@ fn judge(
 /// of CMD. That is harmless only when CMD has no option that writes, runs a program or
 /// redirects what it reads, when CMD's options end with `--`, or when the names come
 /// from `find` (which prefixes every name with its starting point) (RO-4, PARSE-4).
-fn input_names_are_safe(name: &str, sub: &[Word], producer: Option<&str>) -> Result<(), String> {
+fn input_names_are_safe(
+    name: &str,
+    sub: &[Word],
+    producer: Option<&SimpleCommand>,
+) -> Result<(), String> {
+    let producer = producer
+        .and_then(|p| strip_wrappers(&p.argv).ok())
+        .and_then(|argv| argv.first())
+        .map(|w| w.value.as_str());
     let inner = strip_wrappers(sub)?;
     let Some(program) = inner.first() else {
         return Ok(());
@@ -556,6 +581,227 @@ fn check_globs(
     Ok(())
 }
 
+/// ripgrep's `-t TYPE` for common types, as file-name globs; an unknown type filters
+/// nothing here (all files count as read).
+fn rg_type(name: &str) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "rust" => &["*.rs"],
+        "py" | "python" => &["*.py", "*.pyi"],
+        "js" => &["*.js", "*.mjs", "*.cjs", "*.jsx"],
+        "ts" | "typescript" => &["*.ts", "*.tsx", "*.mts", "*.cts"],
+        "go" => &["*.go"],
+        "md" | "markdown" => &["*.md", "*.markdown"],
+        "c" => &["*.c", "*.h"],
+        "cpp" => &["*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.h"],
+        "java" => &["*.java"],
+        "toml" => &["*.toml"],
+        "json" => &["*.json"],
+        "yaml" => &["*.yaml", "*.yml"],
+        "sh" => &["*.sh", "*.bash"],
+        "html" => &["*.html", "*.htm"],
+        "css" => &["*.css"],
+        _ => return None,
+    })
+}
+
+/// find's name filter when its expression is a plain conjunction: `-name`/`-iname`
+/// patterns every opened file matches, and `-type d` (no file opened). Any `-o`, `!`
+/// or parenthesis gives no filter.
+fn find_filter(args: &[Word]) -> Walk {
+    // The command find runs, or xargs gives the names to, opens each path.
+    let mut walk = Walk {
+        opens_links: true,
+        ..Walk::default()
+    };
+    let values: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
+    if values
+        .iter()
+        .any(|v| matches!(*v, "-o" | "-or" | "!" | "-not" | "(" | ")" | ","))
+    {
+        return walk;
+    }
+    walk.follow = values.iter().any(|v| matches!(*v, "-L" | "-follow"));
+    for pair in values.windows(2) {
+        match pair[0] {
+            "-name" => walk.all_of.push(pair[1].to_owned()),
+            // Case-insensitive: a secret name in any case could match; no filter.
+            "-type" if pair[1] == "d" => walk.no_files = true,
+            _ => {}
+        }
+    }
+    walk
+}
+
+/// The trees a command reads every file of: `grep -r`, `rg` (not `--files`), `diff -r`,
+/// find's starting points when it runs a command on what it finds, and the working
+/// directory when `xargs` gives a file-opening command the names another command
+/// printed; each with the filters that limit which files it opens (RO-9).
+fn recursive_reads(
+    name: &str,
+    args: &[Word],
+    parsed: &Parsed,
+    judgement: &Judgement,
+    producer: Option<&SimpleCommand>,
+) -> Vec<(String, Walk)> {
+    let operands = |skip_first: bool| -> Vec<String> {
+        let mut roots: Vec<String> = parsed
+            .operands
+            .iter()
+            .skip(usize::from(skip_first))
+            .map(|&i| args[i].value.clone())
+            .collect();
+        if roots.is_empty() {
+            roots.push(".".into());
+        }
+        roots
+    };
+    let values = |names: &[&str]| -> Vec<String> {
+        parsed
+            .options
+            .iter()
+            .filter(|o| names.contains(&o.name.as_str()))
+            .filter_map(|o| o.value.clone())
+            .collect()
+    };
+    let count = |flag: &str| parsed.options.iter().filter(|o| o.name == flag).count();
+    let each =
+        |roots: Vec<String>, walk: Walk| roots.into_iter().map(|r| (r, walk.clone())).collect();
+    match name {
+        "grep" | "egrep" | "fgrep" => {
+            let recurse = parsed.has(&["-r", "-R", "--recursive", "--dereference-recursive"])
+                || parsed.options.iter().any(|o| {
+                    matches!(o.name.as_str(), "-d" | "--directories")
+                        && o.value.as_deref() == Some("recurse")
+                });
+            if !recurse {
+                return Vec::new();
+            }
+            let pattern_given = parsed.has(&["-e", "-f", "--regexp", "--file"]);
+            let walk = Walk {
+                follow: parsed.has(&["-R", "--dereference-recursive"]),
+                any_of: values(&["--include"]),
+                none_of: values(&["--exclude"]),
+                skip_dirs: values(&["--exclude-dir"]),
+                ..Walk::default()
+            };
+            each(operands(!pattern_given), walk)
+        }
+        "rg" => {
+            if parsed.has(&["--files", "--type-list", "--help", "--version"]) {
+                return Vec::new();
+            }
+            let pattern_given = parsed.has(&["-e", "-f", "--regexp", "--file"]);
+            let mut walk = Walk {
+                follow: parsed.has(&["-L", "--follow"]),
+                skip_hidden: !(parsed.has(&["--hidden", "--unrestricted"]) || count("-u") >= 2),
+                ..Walk::default()
+            };
+            let mut filtered = true;
+            for glob in values(&["-g", "--glob", "--iglob"]) {
+                match glob.strip_prefix('!') {
+                    Some(negated) if !negated.contains('/') => {
+                        walk.none_of.push(negated.to_owned())
+                    }
+                    None if !glob.contains('/') => walk.any_of.push(glob),
+                    _ => filtered = false,
+                }
+            }
+            for kind in values(&["-t", "--type"]) {
+                match rg_type(&kind) {
+                    Some(globs) => walk.any_of.extend(globs.iter().map(|g| (*g).to_owned())),
+                    None => filtered = false,
+                }
+            }
+            if !filtered {
+                walk.any_of.clear();
+            }
+            each(operands(!pattern_given), walk)
+        }
+        "diff" if parsed.has(&["-r", "--recursive"]) => each(
+            operands(false),
+            Walk {
+                follow: true,
+                ..Walk::default()
+            },
+        ),
+        "find" if !judgement.runs.is_empty() => {
+            let mut roots: Vec<String> = judgement
+                .path_words
+                .iter()
+                .map(|&i| args[i].value.clone())
+                .collect();
+            if roots.is_empty() {
+                roots.push(".".into());
+            }
+            each(roots, find_filter(args))
+        }
+        "xargs" => {
+            let opens = judgement.runs.iter().any(|range| {
+                strip_wrappers(&args[range.clone()])
+                    .ok()
+                    .and_then(|argv| argv.first())
+                    .is_some_and(|w| !NO_OPEN.contains(&w.value.as_str()))
+            });
+            if !opens {
+                return Vec::new();
+            }
+            // The names come from the command before the pipe; only listers of the
+            // tree below the working directory are known to print nothing else.
+            let Some(producer) = producer.and_then(|p| strip_wrappers(&p.argv).ok()) else {
+                return vec![(String::new(), Walk::default())];
+            };
+            let program = producer.first().map_or("", |w| w.value.as_str());
+            let rest = &producer[1..];
+            match program {
+                "find" => {
+                    let starts: Vec<String> = rest
+                        .iter()
+                        .take_while(|w| {
+                            !w.value.starts_with('-') && !matches!(w.value.as_str(), "(" | "!")
+                        })
+                        .map(|w| w.value.clone())
+                        .collect();
+                    let roots = if starts.is_empty() {
+                        vec![".".to_owned()]
+                    } else {
+                        starts
+                    };
+                    each(roots, find_filter(rest))
+                }
+                "git" => {
+                    // `git ls-files PATHSPEC`: tracked files, a subset of the tree.
+                    let mut walk = Walk {
+                        opens_links: true,
+                        ..Walk::default()
+                    };
+                    let spec: Vec<&Word> = rest
+                        .iter()
+                        .skip(1)
+                        .filter(|w| !w.value.starts_with('-'))
+                        .collect();
+                    if rest.first().is_some_and(|w| w.value == "ls-files")
+                        && !spec.is_empty()
+                        && spec.iter().all(|w| !w.value.contains('/'))
+                    {
+                        walk.any_of = spec.iter().map(|w| w.value.clone()).collect();
+                    }
+                    vec![(".".into(), walk)]
+                }
+                "rg" | "ls" | "fd" | "grep" | "egrep" | "fgrep" => vec![(
+                    ".".into(),
+                    Walk {
+                        follow: true,
+                        opens_links: true,
+                        ..Walk::default()
+                    },
+                )],
+                _ => vec![(String::new(), Walk::default())],
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The words (value, as written, glob) whose paths the command opens.
 fn path_candidates(
     name: &str,
@@ -576,9 +822,12 @@ fn path_candidates(
             "rg" => &["-e", "-f", "--regexp", "--file", "--files", "--type-list"],
             _ => &[],
         };
+        // A glob there is not skipped: only its first expansion is the pattern, the
+        // rest are files.
         if !pattern_options.is_empty()
             && !parsed.has(pattern_options)
             && let Some(&first) = parsed.operands.first()
+            && !args[first].glob
         {
             skip.push(first);
         }
@@ -724,6 +973,44 @@ fn version_config(
                     ));
                 }
             }
+        }
+    }
+    // The program itself: a version manager's shim or a script runs other programs.
+    let dirs = ctx.path.clone().unwrap_or_else(|| {
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default()
+    });
+    for dir in dirs {
+        let candidate = dir.join(tool.name);
+        if fs.kind(&candidate).is_none() {
+            continue;
+        }
+        let real = fs.canonical(&candidate).unwrap_or(candidate);
+        let shown = real.to_string_lossy();
+        if ["/shims/", "/.volta/", "/mise/", "/.asdf/"]
+            .iter()
+            .any(|s| shown.contains(s))
+        {
+            return Err(format!(
+                "`{}` is a version manager's shim ({shown}), which runs other programs first",
+                tool.name
+            ));
+        }
+        if fs.read(&real, 2).is_some_and(|head| head == b"#!") {
+            return Err(format!(
+                "`{}` is a script ({shown}), which can run other programs",
+                tool.name
+            ));
+        }
+        break;
+    }
+    for file in tool.requires {
+        if fs.kind(&ctx.home.join(file)).is_none() {
+            return Err(format!(
+                "~/{file} is missing, so `{}` may write it (or install a toolchain) first",
+                tool.name
+            ));
         }
     }
     // The user's own shim config, in the home directory.

@@ -7,7 +7,7 @@ use wavesh_parse::Word;
 const SAFE_GLOBALS: &[&str] = &["--no-pager", "-P", "--paginate", "-p"];
 
 /// Read-only subcommands; the longest match decides.
-const READ_ONLY: &[&str] = &[
+pub const READ_ONLY: &[&str] = &[
     "status",
     "log",
     "show",

@@ -157,6 +157,143 @@ pub fn expand_glob(word: &str, cwd: &Path, fs: &dyn Fs) -> Option<Vec<String>> {
     Some(current.into_iter().map(|(text, _)| text).collect())
 }
 
+/// How a recursive reader walks a tree, and which files in it it opens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Walk {
+    /// It follows symlinks inside the tree (`grep -R`, `rg -L`, `find -L`).
+    pub follow: bool,
+    /// It skips hidden entries (ripgrep's default).
+    pub skip_hidden: bool,
+    /// The files it finds are opened by path, so a symlink to a file is opened
+    /// through (`find -exec cat {}`, names given to `xargs`).
+    pub opens_links: bool,
+    /// A file is opened only if its name matches one of these globs (empty: any name):
+    /// `grep --include`, `rg -g`, `rg -t`.
+    pub any_of: Vec<String>,
+    /// ... and all of these (find's `-name` tests joined by `-a`).
+    pub all_of: Vec<String>,
+    /// Names never opened (`--exclude`, `rg -g '!x'`).
+    pub none_of: Vec<String>,
+    /// Directories not entered (`--exclude-dir`).
+    pub skip_dirs: Vec<String>,
+    /// Only directories are visited: it opens no file (`find -type d`).
+    pub no_files: bool,
+}
+
+impl Walk {
+    /// Whether a file of this name is opened.
+    pub fn opens(&self, name: &str) -> bool {
+        let m = |pattern: &String| crate::secrets::glob_match(pattern, name);
+        !self.no_files
+            && (self.any_of.is_empty() || self.any_of.iter().any(m))
+            && self.all_of.iter().all(m)
+            && !self.none_of.iter().any(m)
+    }
+}
+
+/// Entries a recursive read may visit before the check gives up (and refuses).
+pub const MAX_WALK: usize = 20_000;
+
+/// RO-9 for a command that reads every file under `root` (`grep -r`, `rg`, `find
+/// -exec`, names piped to `xargs`): no file it would open is a secret, through
+/// symlinks too. A tree larger than [`MAX_WALK`] entries, or one that cannot be listed,
+/// is refused.
+pub fn walk_for_secrets(
+    root: &str,
+    cwd: &Path,
+    home: &Path,
+    fs: &dyn Fs,
+    walk: &Walk,
+) -> Result<(), String> {
+    use crate::git_guard::FileKind;
+    let start = absolute(root, cwd);
+    // A file operand is judged by the path policy like any other.
+    if !matches!(fs.kind(&start), Some(FileKind::Dir))
+        && !fs
+            .canonical(&start)
+            .is_some_and(|real| matches!(fs.kind(&real), Some(FileKind::Dir)))
+    {
+        return Ok(());
+    }
+    let mut queue = vec![fs.canonical(&start).unwrap_or_else(|| start.clone())];
+    let mut seen = 0usize;
+    let mut visited_real: Vec<PathBuf> = Vec::new();
+    while let Some(dir) = queue.pop() {
+        let Some(names) = fs.list(&dir) else {
+            if fs.kind(&dir).is_none() {
+                continue;
+            }
+            return Err(format!(
+                "`{root}` is read recursively and {} cannot be listed to check it for secrets",
+                dir.display()
+            ));
+        };
+        for name in names {
+            seen += 1;
+            if seen > MAX_WALK {
+                return Err(format!(
+                    "`{root}` is read recursively and holds over {MAX_WALK} entries, too many to check for secrets"
+                ));
+            }
+            if walk.skip_hidden && name.starts_with('.') {
+                continue;
+            }
+            let path = dir.join(&name);
+            let kind = fs.kind(&path);
+            if kind == Some(FileKind::Dir) {
+                if walk
+                    .skip_dirs
+                    .iter()
+                    .any(|p| crate::secrets::glob_match(p, &name))
+                {
+                    continue;
+                }
+            } else if !walk.opens(&name) {
+                continue;
+            }
+            if let Some(pattern) = secret_match(&path, home) {
+                return Err(format!(
+                    "`{root}` is read recursively and holds {}: {}",
+                    path.display(),
+                    secret_reason(&path.to_string_lossy(), pattern)
+                ));
+            }
+            match kind {
+                Some(FileKind::Dir) => queue.push(path),
+                Some(FileKind::Symlink) if walk.follow || walk.opens_links => {
+                    let Some(real) = fs.canonical(&path) else {
+                        continue;
+                    };
+                    if let Some(pattern) = secret_match(&real, home) {
+                        return Err(format!(
+                            "`{root}` is read recursively and {} leads to {}: {}",
+                            path.display(),
+                            real.display(),
+                            secret_reason(&real.to_string_lossy(), pattern)
+                        ));
+                    }
+                    if walk.follow
+                        && matches!(fs.kind(&real), Some(FileKind::Dir))
+                        && !real.starts_with(&start)
+                        && !visited_real.contains(&real)
+                    {
+                        visited_real.push(real.clone());
+                        queue.push(real);
+                    }
+                }
+                Some(FileKind::File(_)) if fs.hard_links(&path) > 1 => {
+                    return Err(format!(
+                        "`{root}` is read recursively and {} has other hard links, one of which could be a secret",
+                        path.display()
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether a word is plausibly a path operand: it has a slash, starts with `.` or `~`,
 /// or is itself a secret file name.
 pub fn looks_like_path(value: &str) -> bool {

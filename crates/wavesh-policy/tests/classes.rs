@@ -97,6 +97,8 @@ fn ro_9_paths_relative_to_an_earlier_cd() {
 #[test]
 fn ro_13_version_queries_ask_where_config_redirects_them() {
     let s = Scratch::new("version");
+    refused_because(&s, "cargo --version", "settings.toml is missing");
+    s.write(&s.home.join(".rustup/settings.toml"), "version = \"12\"\n");
     assert!(approved(&s, "cargo --version"));
     assert!(approved(&s, "python3 --version"));
     assert!(approved(&s, "go version"));

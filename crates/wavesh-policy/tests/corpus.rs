@@ -6,15 +6,16 @@ use std::path::PathBuf;
 use wavesh_policy::git_guard::MemoryFs;
 use wavesh_policy::{ClassifyContext, Dialect, SharedFs, check};
 
-/// A project as agents meet it: sources, docs, a `.env` and a home with credentials.
+/// A project as agents meet it: sources and docs, and a home with credentials and rustup
+/// set up. (With a `.env` in the project, recursive reads ask: see docs/readonly.md.)
 const PROJECT: &[&str] = &[
+    "/home/dev/.rustup/settings.toml",
     "/work/app/Cargo.toml",
     "/work/app/README.md",
     "/work/app/src/main.rs",
     "/work/app/src/lib.rs",
     "/work/app/docs/guide.md",
     "/work/app/a.txt",
-    "/work/app/.env",
     "/work/app/.gitignore",
     "/home/dev/.ssh/id_rsa",
     "/home/dev/.aws/credentials",
@@ -26,6 +27,7 @@ const PROJECT: &[&str] = &[
 
 /// The same project after an attacker committed files named like options.
 const HOSTILE: &[&str] = &[
+    "/work/app/.env",
     "/work/app/-fprint",
     "/work/app/--output=x",
     "/work/app/-Osh",
@@ -112,6 +114,18 @@ const NOT_APPROVED: &[(&str, &str)] = &[
     (
         "kubectl version",
         "kubectl version contacts the server and may run kubeconfig exec plugins (RO-13)",
+    ),
+    (
+        "hostname -f",
+        "hostname -f resolves the name over the network (RO-14: the behaviour check saw it connect)",
+    ),
+    (
+        "java -version",
+        "the JVM writes its performance data (/tmp/hsperfdata_*) even for a version query (RO-13, seen by the behaviour check)",
+    ),
+    (
+        "cat list | xargs head -1",
+        "the names come from a file's contents, which could name any path (RO-9)",
     ),
 ];
 

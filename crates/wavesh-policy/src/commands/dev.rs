@@ -5,8 +5,9 @@
 //! `version` operand is a file (`python3 version`) or a make target. Where project or
 //! user config makes the tool run other code first — a rustup toolchain file with a
 //! `path`, a go toolchain directive, a version manager's shim config — the query asks.
-//! npm, pnpm, yarn, pip, docker and kubectl are not here at all: they write logs, check
-//! for updates, load project plugins or exec credential plugins even for `--version`.
+//! npm, pnpm, yarn, pip, docker, kubectl and java are not here at all: they write logs
+//! or JVM performance data (`/tmp/hsperfdata_*`), check for updates, load project
+//! plugins or exec credential plugins even for `--version`.
 
 use wavesh_parse::Word;
 
@@ -36,9 +37,13 @@ pub struct VersionTool {
     pub config: &'static [&'static str],
     /// Programs the query itself may execute (a rustup proxy runs the toolchain's).
     pub runs: &'static [&'static str],
+    /// Files under the home directory that must exist: a rustup proxy without its
+    /// settings writes them (and may install a toolchain).
+    pub requires: &'static [&'static str],
 }
 
 const RUST_CONFIG: &[&str] = &["rust-toolchain", "rust-toolchain.toml"];
+const RUSTUP_SETTINGS: &[&str] = &[".rustup/settings.toml"];
 
 /// The version queries wavesh approves.
 pub const VERSION_TOOLS: &[VersionTool] = &[
@@ -47,6 +52,7 @@ pub const VERSION_TOOLS: &[VersionTool] = &[
         spellings: &[&["--version"], &["-V"]],
         config: RUST_CONFIG,
         runs: &["cargo", "rustup"],
+        requires: RUSTUP_SETTINGS,
     },
     VersionTool {
         name: "rustc",
@@ -58,36 +64,35 @@ pub const VERSION_TOOLS: &[VersionTool] = &[
         ],
         config: RUST_CONFIG,
         runs: &["rustc", "rustup"],
+        requires: RUSTUP_SETTINGS,
     },
     VersionTool {
         name: "rustup",
         spellings: &[&["--version"], &["-V"]],
         config: RUST_CONFIG,
         runs: &["rustup", "rustc"],
+        requires: RUSTUP_SETTINGS,
     },
     VersionTool {
         name: "node",
         spellings: &[&["--version"], &["-v"]],
         config: &[".nvmrc", ".node-version"],
         runs: &["node"],
+        requires: &[],
     },
     VersionTool {
         name: "python",
         spellings: &[&["--version"], &["-V"], &["-VV"]],
         config: &[".python-version"],
         runs: &["python"],
+        requires: &[],
     },
     VersionTool {
         name: "python3",
         spellings: &[&["--version"], &["-V"], &["-VV"]],
         config: &[".python-version"],
         runs: &["python3"],
-    },
-    VersionTool {
-        name: "java",
-        spellings: &[&["-version"], &["--version"]],
-        config: &[".java-version", ".sdkmanrc"],
-        runs: &["java"],
+        requires: &[],
     },
     VersionTool {
         name: "go",
@@ -96,48 +101,56 @@ pub const VERSION_TOOLS: &[VersionTool] = &[
         // toolchain (GOTOOLCHAIN=auto).
         config: &["go.mod", "go.work"],
         runs: &["go"],
+        requires: &[],
     },
     VersionTool {
         name: "ruby",
         spellings: &[&["--version"]],
         config: &[".ruby-version"],
         runs: &["ruby"],
+        requires: &[],
     },
     VersionTool {
         name: "deno",
         spellings: &[&["--version"], &["-V"]],
         config: &[],
         runs: &["deno"],
+        requires: &[],
     },
     VersionTool {
         name: "bun",
         spellings: &[&["--version"]],
         config: &[],
         runs: &["bun"],
+        requires: &[],
     },
     VersionTool {
         name: "make",
         spellings: &[&["--version"], &["-v"]],
         config: &[],
         runs: &["make"],
+        requires: &[],
     },
     VersionTool {
         name: "gcc",
         spellings: &[&["--version"]],
         config: &[],
         runs: &["gcc"],
+        requires: &[],
     },
     VersionTool {
         name: "cc",
         spellings: &[&["--version"]],
         config: &[],
         runs: &["cc"],
+        requires: &[],
     },
     VersionTool {
         name: "clang",
         spellings: &[&["--version"]],
         config: &[],
         runs: &["clang"],
+        requires: &[],
     },
 ];
 
@@ -195,7 +208,6 @@ pub(super) const COMMANDS: &[Entry] = &[
     ("node", None, Some(spelling_of_any)),
     ("python", None, Some(spelling_of_any)),
     ("python3", None, Some(spelling_of_any)),
-    ("java", None, Some(spelling_of_any)),
     ("go", None, Some(spelling_of_any)),
     ("ruby", None, Some(spelling_of_any)),
     ("deno", None, Some(spelling_of_any)),

@@ -3,7 +3,7 @@
 
 pub mod dev;
 mod readers;
-mod search;
+pub mod search;
 mod sysinfo;
 mod text;
 
@@ -52,6 +52,19 @@ pub struct CommandPolicy {
 
 /// One entry of a family's list: name, flag spec (`None` for any argument), callback.
 pub(crate) type Entry = (&'static str, Option<&'static str>, Option<Callback>);
+
+/// Programs a listed command itself executes (egrep and fgrep are scripts that run
+/// grep); the behaviour check allows exactly these besides the command (RO-14).
+pub fn runs(name: &str) -> &'static [&'static str] {
+    match name {
+        "egrep" | "fgrep" => &["grep"],
+        // Without a command, xargs runs echo.
+        "xargs" => &["echo"],
+        // A shell script on Debian.
+        "lsb_release" => &["cut", "getopt", "tr"],
+        _ => dev::version_tool(name).map_or(&[], |tool| tool.runs),
+    }
+}
 
 /// Commands that never open their operands (they print or compare the words): the
 /// path policy does not judge their words.

@@ -1,7 +1,10 @@
 //! A throwaway workspace and fake home with marker secrets, removed on drop. Attack
 //! tests never touch the real home directory.
 #![allow(dead_code, reason = "each test binary uses part of the support module")]
-#![allow(clippy::unwrap_used, reason = "test support: a failed setup fails the test")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a failed setup fails the test"
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
