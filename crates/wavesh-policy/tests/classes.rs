@@ -15,6 +15,8 @@ fn context(s: &Scratch) -> ClassifyContext {
     ClassifyContext {
         home: s.home.clone(),
         cwd: s.work.clone(),
+        // Programs are looked up in the scratch directory's bin/ only.
+        path: Some(vec![s.root.join("bin")]),
         ..ClassifyContext::default()
     }
 }
@@ -153,4 +155,28 @@ fn ro_4_sed_script_files_are_read_and_scanned() {
     refused_because(&s, "sed --file=bad.sed in.txt", "writes a file");
     refused_because(&s, "sed -f read.sed in.txt", "secret");
     refused_because(&s, "sed -f missing.sed in.txt", "cannot be read");
+}
+
+#[test]
+fn ro_13_version_queries_ask_for_shims_and_scripts() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("shims");
+    let bin = s.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let install = |path: &std::path::Path, text: &[u8]| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    install(&bin.join("python3"), b"\x7fELF binary");
+    assert!(approved(&s, "python3 --version"));
+    install(
+        &bin.join("python3"),
+        b"#!/bin/sh\nexec pyenv exec python3 \"$@\"\n",
+    );
+    refused_because(&s, "python3 --version", "is a script");
+    let shim = s.root.join("home/.pyenv/shims/node");
+    install(&shim, b"\x7fELF");
+    symlink(&shim, bin.join("node")).unwrap();
+    refused_because(&s, "node --version", "shim");
 }

@@ -44,43 +44,6 @@ const PS_LONG_VALUES: &[&str] = &[
 /// word of letters and digits (`e`, `axe`, `eww`, `aux1e`), `-E`, a format naming the
 /// environment (RO-4, RO-9).
 fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
-    // Without a selection, procps picks the processes of this terminal, and reads every
-    // process's /proc/PID/environ to do it (seen by the behaviour check).
-    let selects = args.iter().any(|w| {
-        let v = w.value.as_str();
-        match v.strip_prefix("--") {
-            Some(long) => [
-                "pid",
-                "ppid",
-                "user",
-                "User",
-                "group",
-                "Group",
-                "tty",
-                "sid",
-                "quick-pid",
-                "deselect",
-            ]
-            .iter()
-            .any(|s| long.split('=').next() == Some(*s)),
-            None => match v.strip_prefix('-') {
-                Some(cluster) => {
-                    cluster.starts_with([
-                        'e', 'A', 'a', 'd', 'N', 'p', 'u', 'U', 'g', 'G', 'C', 't', 's', 'q',
-                    ]) || cluster.contains(['e', 'A'])
-                }
-                None => {
-                    v.contains(['a', 'x', 'T']) || v.chars().all(|c| c.is_ascii_digit() || c == ',')
-                }
-            },
-        }
-    });
-    if !selects {
-        return Err(
-            "`ps` without a selection (-e, -p, ax, ...) reads the environment of every process"
-                .into(),
-        );
-    }
     let mut i = 0;
     let env_refusal = |word: &str| Err(format!("`ps {word}` shows the environment of processes"));
     while i < args.len() {
