@@ -1025,3 +1025,33 @@ fn version_config(
     }
     Ok(())
 }
+
+/// Whether any word or input redirect of `command` names a secret path (as written,
+/// `~` expanded, option values included), for suggestions that must not widen a secret
+/// read into a prefix rule (PREFIX-2).
+pub(crate) fn touches_secret(command: &SimpleCommand, ctx: &ClassifyContext) -> bool {
+    let home = ctx.home.to_string_lossy();
+    let words = command
+        .argv
+        .iter()
+        .chain(command.redirects.iter().map(|r| &r.target));
+    words.into_iter().any(|word| {
+        let value = word.expanded(&home);
+        let mut candidates = vec![value.clone()];
+        if let Some((_, v)) = value.split_once('=') {
+            candidates.push(v.to_owned());
+        }
+        if value.starts_with('-') && !value.starts_with("--") {
+            candidates.extend(
+                (2..value.len())
+                    .filter_map(|i| value.get(i..))
+                    .map(str::to_owned),
+            );
+        }
+        candidates.iter().any(|c| {
+            let path = absolute(c, &ctx.cwd);
+            crate::secrets::secret_match(&path, &ctx.home).is_some()
+                || word.glob && glob_may_match_secret(&path, &ctx.home)
+        })
+    })
+}
