@@ -10,6 +10,7 @@
 //!
 //! Pure: no file system, processes, environment or clock.
 
+mod builtins;
 mod second;
 mod walk;
 pub mod word;

@@ -213,3 +213,87 @@ fn ro_10_second_opinion_reports_a_disagreement() {
     let error = second_opinion("ls; rm -rf x", &a).unwrap_err();
     assert!(error.contains("sees 2 simple commands"), "{error}");
 }
+
+#[test]
+fn ro_9_a_nul_byte_makes_the_word_dynamic() {
+    // bash cuts `$'.env\0x'` to `.env`: a tokenizer that keeps the NUL sees another word.
+    for source in [
+        "cat $'.env\\0x'",
+        "cat $'a\\x00b'",
+        "git branch $'--del\\0' x",
+        "cat a$'\\0'",
+        "cat $'\\u0000'",
+    ] {
+        let a = bash(source);
+        assert!(
+            a.unsafe_reason().is_some_and(|why| why.contains("NUL")),
+            "{source}: {:?}",
+            a.unsafe_reason()
+        );
+    }
+    assert!(bash("cat $'a\\tb'").is_permission_safe());
+}
+
+#[test]
+fn ro_13_builtins_that_evaluate_subscripts_are_dynamic() {
+    for source in [
+        "printf -v 'a[$(id)]' x",
+        "printf -va[0] x",
+        "printf -v 'b[1]' %s x",
+        "test -v 'a[$(id)]'",
+        "[ -v 'a[1]' ]",
+        "test -R 'r[0]'",
+        "read 'c[$(id)]'",
+        "read -a 'c[0]'",
+        "declare 'd[$(id)]=1'",
+        "typeset 'd[1]=1'",
+        "local 'x[2]'",
+        "export 'e[1]=1'",
+        "readonly 'e[1]=1'",
+        "unset 'a[$(id)]'",
+        "let 'a[$(id)]'",
+        "let x=1",
+        "mapfile 'm[0]'",
+        "readarray 'm[0]'",
+        "wait -n -p 'w[0]'",
+        "getopts a 'o[0]'",
+    ] {
+        let a = bash(source);
+        assert!(
+            a.unsafe_reason()
+                .is_some_and(|why| why.contains("evaluates")),
+            "{source}: {:?}",
+            a.unsafe_reason()
+        );
+    }
+    // Literal formats and operands stay static.
+    for source in [
+        "printf '[%s]\\n' x",
+        "printf -v name %s x",
+        "test -f 'a[1]'",
+        "[ x = '[' ]",
+        "echo 'a[$(id)]'",
+    ] {
+        assert!(bash(source).is_permission_safe(), "{source}");
+    }
+}
+
+#[test]
+fn parse_1_a_descriptor_before_a_redirect_parses_the_same_in_both_parsers() {
+    for source in [
+        "wc -l 0< file",
+        "cat 0<file",
+        "ls 2> /dev/null",
+        "ls 1>/dev/null",
+    ] {
+        let a = bash(source);
+        assert_eq!(second_opinion(source, &a), Ok(()), "{source}");
+    }
+    let a = bash("wc -l 0< file");
+    assert_eq!(argvs(&a), vec![vec!["wc", "-l"]]);
+    assert_eq!(a.commands[0].redirects[0].fd, Some(0));
+    // A separate word `0` is an operand, for both.
+    let a = bash("wc -l 0 < file");
+    assert_eq!(argvs(&a), vec![vec!["wc", "-l", "0"]]);
+    assert_eq!(second_opinion("wc -l 0 < file", &a), Ok(()));
+}

@@ -205,7 +205,8 @@ impl Walker<'_> {
         self.descend_all(words, out);
         self.descend_all(assignments, out);
         self.descend_all(redirects, out);
-        let argv = words.iter().map(|word| self.word(word)).collect();
+        let mut argv: Vec<crate::Word> = words.iter().map(|word| self.word(word)).collect();
+        crate::builtins::mark_evaluated(&mut argv);
         let assignments = assignments
             .iter()
             .map(|assignment| {

@@ -29,6 +29,13 @@ pub enum Dynamic {
     ZshSyntax(&'static str),
     /// A quote that is never closed.
     Unterminated,
+    /// A NUL byte (`$'\\0'`, `$'\\x00'`): bash cuts the word there, and other tokenizers
+    /// do not (RO-9, RO-11).
+    NulByte,
+    /// An argument of a builtin that bash evaluates as a subscript or arithmetic
+    /// (`printf -v 'a[$(id)]'`, `test -v`, `read`, `declare`, `let`, ...), even when
+    /// single-quoted (RO-13).
+    Evaluated(&'static str),
 }
 
 impl fmt::Display for Dynamic {
@@ -44,6 +51,10 @@ impl fmt::Display for Dynamic {
             Dynamic::LocaleString => f.write_str("$\"...\" locale string"),
             Dynamic::ZshSyntax(what) => write!(f, "zsh-only syntax ({what})"),
             Dynamic::Unterminated => f.write_str("unterminated quote"),
+            Dynamic::NulByte => f.write_str("NUL byte, where bash cuts the word"),
+            Dynamic::Evaluated(builtin) => {
+                write!(f, "name or subscript that `{builtin}` evaluates as code")
+            }
         }
     }
 }
@@ -207,8 +218,12 @@ impl Scanner {
                     self.mark(Dynamic::ZshSyntax("extended glob"));
                     self.value.push(c);
                 }
+                '\0' => self.mark(Dynamic::NulByte),
                 other => self.value.push(other),
             }
+        }
+        if self.value.contains('\0') {
+            self.mark(Dynamic::NulByte);
         }
     }
 

@@ -29,6 +29,7 @@ fn benches(c: &mut Criterion) {
     let ctx = ClassifyContext {
         home: "/home/dev".into(),
         cwd: "/work/app".into(),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     };
     c.bench_function("classify the whole corpus", |b| {

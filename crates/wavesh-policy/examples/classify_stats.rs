@@ -66,6 +66,7 @@ fn main() {
     let ctx = ClassifyContext {
         home: "/home/dev".into(),
         cwd: "/work/app".into(),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     };
     println!(

@@ -327,6 +327,11 @@ pub fn suggestions(source: &str, analysis: &Analysis, ctx: &ClassifyContext) -> 
         if command_is_read_only(command, ctx).is_ok() {
             continue;
         }
+        // A command that reads a secret is allowed only as itself: `cat:*` would allow
+        // every secret (PREFIX-2).
+        if crate::classify::touches_secret(command, ctx) {
+            return exact;
+        }
         let Some(prefix) = stable_prefix(command) else {
             return exact;
         };

@@ -3,13 +3,11 @@
 
 use wavesh_parse::Word;
 
-use crate::commands::positionals;
-
 /// Global options that change nothing (no pager runs: stdout is a file).
 const SAFE_GLOBALS: &[&str] = &["--no-pager", "-P", "--paginate", "-p"];
 
 /// Read-only subcommands; the longest match decides.
-const READ_ONLY: &[&str] = &[
+pub const READ_ONLY: &[&str] = &[
     "status",
     "log",
     "show",
@@ -45,15 +43,12 @@ const READ_ONLY: &[&str] = &[
     "config --list",
     "config -l",
     "config --get-regexp",
-    "ls-remote",
     "var",
     "check-ignore",
     "check-attr",
     "diff-tree",
     "diff-files",
     "diff-index",
-    "verify-commit",
-    "verify-tag",
     "help",
 ];
 
@@ -76,6 +71,7 @@ const DANGEROUS: &[&str] = &[
     "--tool",
     "--extcmd",
     "--contents",
+    "--filters",
 ];
 
 /// Short options that write or run something, per subcommand.
@@ -87,11 +83,25 @@ fn dangerous_short(subcommand: &str, flag: char) -> bool {
     }
 }
 
-/// Checks a `git ...` argv (without `git`). `Err` names the word.
-pub fn check_git(args: &[Word]) -> Result<(), String> {
+/// Checks a `git ...` argv (without `git`). `dir_ok` judges the directory of `-C DIR`
+/// (it must be in the repository already judged safe). `Ok` holds the paths git will
+/// open for the path policy: `REV:path` blobs, operands, option values. `Err` names the
+/// word.
+pub fn check_git(
+    args: &[Word],
+    dir_ok: &dyn Fn(&str) -> Result<(), String>,
+) -> Result<Vec<String>, String> {
     let mut i = 0;
     while i < args.len() && args[i].value.starts_with('-') {
         let global = args[i].value.as_str();
+        if global == "-C" {
+            let Some(dir) = args.get(i + 1) else {
+                return Err("`git -C` needs a directory".into());
+            };
+            dir_ok(&dir.value)?;
+            i += 2;
+            continue;
+        }
         if !SAFE_GLOBALS.contains(&global) {
             return Err(format!(
                 "the git global option `{global}` can change what git runs or where it writes"
@@ -123,7 +133,140 @@ pub fn check_git(args: &[Word]) -> Result<(), String> {
     for word in sub_args {
         option_check(&subcommand, word)?;
     }
-    callbacks(&subcommand, sub_args)
+    callbacks(&subcommand, sub_args)?;
+    Ok(git_paths(sub_args))
+}
+
+/// The paths a read-only git subcommand may open: `REV:path` (the blob's path),
+/// everything after `--`, option values and operands.
+fn git_paths(args: &[Word]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    for word in args {
+        let value = word.value.as_str();
+        if value == "--" {
+            after_dashes = true;
+            continue;
+        }
+        if after_dashes {
+            out.push(value.to_owned());
+            continue;
+        }
+        if let Some((_, v)) = value.split_once('=').filter(|_| value.starts_with("--")) {
+            out.push(v.to_owned());
+            continue;
+        }
+        if value.starts_with('-') {
+            continue;
+        }
+        if let Some((_, path)) = value.split_once(':') {
+            // `REV:path`, `:path`, `:0:path`: git reads that blob.
+            let path = path.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':');
+            out.push(path.to_owned());
+        }
+        out.push(value.to_owned());
+    }
+    out
+}
+
+/// `git branch` and `git tag` only as listings. Options are checked exactly: git takes
+/// any unique prefix of a long option (`--del` for `--delete`, `--set-upstream-t`),
+/// so a long option not written in full is refused, and so is every short letter not
+/// known to list (`-rd`) (RO-5).
+fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), String> {
+    const BRANCH_SHORT: &str = "arlvqi";
+    const TAG_SHORT: &str = "li";
+    const LONG: &[&str] = &[
+        "--list",
+        "--all",
+        "--remotes",
+        "--verbose",
+        "--quiet",
+        "--show-current",
+        "--contains",
+        "--no-contains",
+        "--merged",
+        "--no-merged",
+        "--points-at",
+        "--sort",
+        "--format",
+        "--color",
+        "--no-color",
+        "--column",
+        "--no-column",
+        "--abbrev",
+        "--no-abbrev",
+        "--ignore-case",
+        "--omit-empty",
+    ];
+    // Options whose value is the next word when not attached.
+    const WITH_VALUE: &[&str] = &["--points-at", "--sort", "--format"];
+    let short = if subcommand == "branch" {
+        BRANCH_SHORT
+    } else {
+        TAG_SHORT
+    };
+    let mut listing = false;
+    let mut operands = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let value = args[i].value.as_str();
+        i += 1;
+        if value == "--" {
+            operands += args.len() - i;
+            break;
+        }
+        if let Some(long) = value.strip_prefix("--") {
+            let name = format!("--{}", long.split('=').next().unwrap_or(long));
+            if !LONG.contains(&name.as_str()) {
+                return Err(format!(
+                    "`git {subcommand} {value}` is not a listing option (git takes abbreviations, so only exact names pass)"
+                ));
+            }
+            if subcommand == "tag"
+                && matches!(
+                    name.as_str(),
+                    "--all" | "--remotes" | "--verbose" | "--show-current"
+                )
+            {
+                return Err(format!("`git tag {value}` is not a listing option"));
+            }
+            listing |= name != "--quiet"
+                && name != "--verbose"
+                && name != "--color"
+                && name != "--no-color";
+            if WITH_VALUE.contains(&name.as_str()) && !long.contains('=') {
+                i += 1;
+            }
+            continue;
+        }
+        if let Some(cluster) = value.strip_prefix('-') {
+            if subcommand == "tag"
+                && let Some(count) = cluster.strip_prefix('n')
+                && count.chars().all(|c| c.is_ascii_digit())
+            {
+                listing = true;
+                continue;
+            }
+            if cluster.is_empty() {
+                return Err(format!("`git {subcommand} -` is not a listing option"));
+            }
+            if let Some(c) = cluster.chars().find(|c| !short.contains(*c)) {
+                return Err(format!(
+                    "`git {subcommand} -{c}` (in `{value}`) changes refs or is not a listing option"
+                ));
+            }
+            listing |= cluster.chars().any(|c| c != 'q' && c != 'v');
+            continue;
+        }
+        operands += 1;
+    }
+    if operands > 0 && !listing {
+        return Err(format!(
+            "`git {subcommand} NAME` without --list creates a {subcommand}"
+        ));
+    }
+    Ok(())
 }
 
 /// `git stash` alone stashes; `git config x y` sets; `git remote add` adds.
@@ -174,75 +317,12 @@ fn callbacks(subcommand: &str, args: &[Word]) -> Result<(), String> {
             }
             Ok(())
         }
-        "branch" | "tag" => {
-            let listing = args.iter().any(|w| {
-                matches!(
-                    w.value.as_str(),
-                    "--list"
-                        | "-l"
-                        | "-a"
-                        | "--all"
-                        | "-r"
-                        | "--remotes"
-                        | "-v"
-                        | "-vv"
-                        | "--show-current"
-                        | "--contains"
-                        | "--merged"
-                        | "--no-merged"
-                        | "--points-at"
-                )
-            });
-            let mutating = args.iter().any(|w| {
-                matches!(
-                    w.value.as_str(),
-                    "-d" | "-D"
-                        | "--delete"
-                        | "-m"
-                        | "-M"
-                        | "--move"
-                        | "-c"
-                        | "-C"
-                        | "--copy"
-                        | "-f"
-                        | "--force"
-                        | "-u"
-                        | "--set-upstream-to"
-                        | "--unset-upstream"
-                        | "--edit-description"
-                        | "-s"
-                        | "--sign"
-                        | "-a"
-                        | "--annotate"
-                ) && !(subcommand == "branch" && w.value == "-a")
-            });
-            if mutating {
-                return Err(format!(
-                    "`git {subcommand}` with these options changes refs"
-                ));
-            }
-            if !positionals(args).is_empty() && !listing {
-                return Err(format!(
-                    "`git {subcommand} NAME` without --list creates a {subcommand}"
-                ));
-            }
-            Ok(())
-        }
+        "branch" | "tag" => list_refs(subcommand, args),
         "reflog" => match args.first().map(|w| w.value.as_str()) {
             None | Some("show" | "list") => Ok(()),
             Some(other) if other.starts_with('-') => Ok(()),
             Some(other) => Err(format!("`git reflog {other}` changes the reflog")),
         },
-        "ls-remote" => {
-            if positionals(args).is_empty() {
-                Ok(())
-            } else {
-                Err(
-                    "`git ls-remote` with a repository contacts it (and may run its transport)"
-                        .into(),
-                )
-            }
-        }
         "remote" => {
             let show = args.iter().any(|w| w.value == "show");
             if show && !args.iter().any(|w| w.value == "-n") {
@@ -361,7 +441,14 @@ mod tests {
             .split_whitespace()
             .map(|a| evaluate(a, Dialect::Bash))
             .collect();
-        check_git(&words)
+        check_git(&words, &|dir| {
+            if dir.starts_with('/') {
+                Err("outside".into())
+            } else {
+                Ok(())
+            }
+        })
+        .map(|_| ())
     }
 
     #[test]

@@ -5,14 +5,37 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::classify::GitContext;
 
-/// The file-system questions the guard asks.
-pub trait Fs {
+/// The file-system questions the guard and the path policy ask. The defaults answer
+/// as a file system that cannot tell, which makes the callers fail closed where it
+/// matters (a glob that cannot be listed is judged by its pattern; git config that
+/// cannot be read makes git unsafe).
+pub trait Fs: Send + Sync {
     /// `Some(kind)` if something exists at `path` (without following a final symlink).
     fn kind(&self, path: &Path) -> Option<FileKind>;
     /// The target of a symlink.
     fn read_link(&self, path: &Path) -> Option<PathBuf>;
     /// Up to `max` bytes of a file; `None` if it cannot be read.
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>>;
+    /// The names in a directory; `None` if it cannot be listed.
+    fn list(&self, _dir: &Path) -> Option<Vec<String>> {
+        None
+    }
+    /// The path with every symlink resolved, if it exists.
+    fn canonical(&self, _path: &Path) -> Option<PathBuf> {
+        None
+    }
+    /// How many hard links a regular file has (1 if it is not a regular file or does
+    /// not exist).
+    fn hard_links(&self, _path: &Path) -> u64 {
+        1
+    }
+    /// git's own reading of the config that applies in `dir`, or to the repository
+    /// `git_dir` (see [`git_config_list`]):
+    /// the NUL-separated output of `git config --list --show-origin --show-scope
+    /// --includes -z`.
+    fn git_config(&self, _dir: &Path, _git_dir: Option<&Path>) -> Result<Vec<u8>, String> {
+        Err("this file system view cannot run git".into())
+    }
 }
 
 /// What is at a path.
@@ -46,6 +69,43 @@ impl Fs for RealFs {
         std::fs::read_link(path).ok()
     }
 
+    fn list(&self, dir: &Path) -> Option<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).ok()? {
+            names.push(entry.ok()?.file_name().to_string_lossy().into_owned());
+            if names.len() > MAX_LISTING {
+                return None;
+            }
+        }
+        Some(names)
+    }
+
+    fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(path).ok()
+    }
+
+    fn hard_links(&self, path: &Path) -> u64 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map_or(1, |m| m.nlink())
+        }
+        #[cfg(not(unix))]
+        {
+            // Windows reports no link count through std; a hard link there is judged by
+            // its own path only.
+            let _ = path;
+            1
+        }
+    }
+
+    fn git_config(&self, dir: &Path, git_dir: Option<&Path>) -> Result<Vec<u8>, String> {
+        git_config_list(dir, git_dir)
+    }
+
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
         use std::io::Read;
         let mut bytes = Vec::new();
@@ -55,6 +115,147 @@ impl Fs for RealFs {
             .read_to_end(&mut bytes)
             .ok()?;
         Some(bytes)
+    }
+}
+
+/// A directory with more entries than this is not listed (a glob over it is judged by
+/// its pattern alone).
+const MAX_LISTING: usize = 10_000;
+
+/// A file system where nothing exists and every directory is empty: for tests and
+/// hosts that classify text alone.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EmptyFs;
+
+impl Fs for EmptyFs {
+    fn kind(&self, _: &Path) -> Option<FileKind> {
+        None
+    }
+    fn read_link(&self, _: &Path) -> Option<PathBuf> {
+        None
+    }
+    fn read(&self, _: &Path, _: u64) -> Option<Vec<u8>> {
+        None
+    }
+    fn list(&self, _: &Path) -> Option<Vec<String>> {
+        Some(Vec::new())
+    }
+    fn git_config(&self, _: &Path, _: Option<&Path>) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
+    }
+}
+
+/// An in-memory tree of files, directories and symlinks, for tests and for judging a
+/// command against a described workspace. Parents of every entry exist as directories.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryFs {
+    entries: std::collections::BTreeMap<PathBuf, (FileKind, Vec<u8>)>,
+    links: std::collections::BTreeMap<PathBuf, PathBuf>,
+    hard: std::collections::BTreeMap<PathBuf, u64>,
+}
+
+impl MemoryFs {
+    /// A tree holding `paths`: one ending in `/` is a directory, any other a file.
+    pub fn with(paths: &[&str]) -> MemoryFs {
+        let mut fs = MemoryFs::default();
+        for path in paths {
+            match path.strip_suffix('/') {
+                Some(dir) => fs.add(Path::new(dir), FileKind::Dir, Vec::new()),
+                None => fs.add(Path::new(path), FileKind::File(0), Vec::new()),
+            }
+        }
+        fs
+    }
+
+    fn add(&mut self, path: &Path, kind: FileKind, bytes: Vec<u8>) {
+        for parent in path.ancestors().skip(1) {
+            if parent.as_os_str().is_empty() {
+                break;
+            }
+            self.entries
+                .entry(parent.to_path_buf())
+                .or_insert((FileKind::Dir, Vec::new()));
+        }
+        self.entries.insert(path.to_path_buf(), (kind, bytes));
+    }
+
+    /// Adds a file with contents.
+    pub fn file(mut self, path: &str, text: &str) -> MemoryFs {
+        let bytes = text.as_bytes().to_vec();
+        self.add(Path::new(path), FileKind::File(bytes.len() as u64), bytes);
+        self
+    }
+
+    /// Adds a symlink.
+    pub fn link(mut self, path: &str, target: &str) -> MemoryFs {
+        self.add(Path::new(path), FileKind::Symlink, Vec::new());
+        self.links.insert(path.into(), target.into());
+        self
+    }
+
+    /// Gives a file a hard-link count.
+    pub fn hard_linked(mut self, path: &str, count: u64) -> MemoryFs {
+        self.hard.insert(path.into(), count);
+        self
+    }
+}
+
+impl Fs for MemoryFs {
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        self.entries.get(path).map(|(kind, _)| *kind)
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        self.links.get(path).cloned()
+    }
+    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        self.entries
+            .get(path)
+            .filter(|(kind, _)| matches!(kind, FileKind::File(_)))
+            .map(|(_, bytes)| {
+                bytes
+                    .iter()
+                    .take(usize::try_from(max).unwrap_or(usize::MAX))
+                    .copied()
+                    .collect()
+            })
+    }
+    fn list(&self, dir: &Path) -> Option<Vec<String>> {
+        if !matches!(self.kind(dir), Some(FileKind::Dir)) {
+            return self
+                .canonical(dir)
+                .filter(|real| real != dir)
+                .and_then(|real| self.list(&real));
+        }
+        Some(
+            self.entries
+                .keys()
+                .filter(|p| p.parent() == Some(dir))
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect(),
+        )
+    }
+    fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        // Resolve links component by component (bounded, so a loop ends).
+        let mut out = PathBuf::from("/");
+        let mut hops = 0;
+        for component in path.components().skip(1) {
+            out.push(component);
+            while let Some(target) = self.links.get(&out) {
+                hops += 1;
+                if hops > 40 {
+                    return None;
+                }
+                let base = out.parent().map(Path::to_path_buf).unwrap_or_default();
+                out = crate::paths::absolute(&target.to_string_lossy(), &base);
+            }
+        }
+        self.entries.contains_key(&out).then_some(out)
+    }
+    fn hard_links(&self, path: &Path) -> u64 {
+        self.hard.get(path).copied().unwrap_or(1)
+    }
+    fn git_config(&self, _: &Path, _: Option<&Path>) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
     }
 }
 
@@ -84,7 +285,7 @@ pub fn git_context(cwd: &Path, env: &[(String, String)], fs: &dyn Fs) -> GitCont
         return GitContext::Unsafe(format!("the environment sets {name}"));
     }
     match find_repository(cwd, fs) {
-        Ok(Some(git_dir)) => check_config(&git_dir, fs),
+        Ok(Some(git_dir)) => check_config(cwd, &git_dir, fs),
         Ok(None) => GitContext::Safe,
         Err(why) => GitContext::Unsafe(why),
     }
@@ -188,78 +389,233 @@ fn trusted_dir(git_dir: &Path, fs: &dyn Fs) -> Result<PathBuf, String> {
     Ok(git_dir.to_path_buf())
 }
 
-/// GIT-5: config keys that make read-only git run a program.
-fn dangerous_key(section: &str, subsection: Option<&str>, key: &str, value: &str) -> bool {
+/// GIT-5: config keys that make read-only git run a program or reach out. `section`
+/// and `key` are lower case (as git prints them), `subsection` as written.
+pub fn dangerous_key(section: &str, subsection: Option<&str>, key: &str, value: &str) -> bool {
     match (section, subsection.is_some(), key) {
         (
             "core",
             false,
-            "fsmonitor" | "hookspath" | "sshcommand" | "askpass" | "pager" | "editor",
-        ) => true,
+            "fsmonitor"
+            | "hookspath"
+            | "sshcommand"
+            | "askpass"
+            | "pager"
+            | "editor"
+            | "gitproxy"
+            | "alternaterefscommand"
+            | "worktree",
+        ) => !(key == "fsmonitor" && value.eq_ignore_ascii_case("false")),
         ("diff", false, "external") => true,
         ("diff", true, "textconv" | "command") => true,
         ("filter", true, "clean" | "smudge" | "process") => true,
         ("gpg", _, "program") => true,
+        ("gpg", _, "defaultkeycommand") => true,
+        ("log", false, "showsignature") => !value.eq_ignore_ascii_case("false"),
         ("pager", _, _) => true,
         ("alias", _, _) => value.trim_start().starts_with('!'),
         ("credential", _, "helper") => true,
-        ("core", false, "gitproxy") => true,
+        ("remote", true, "uploadpack" | "receivepack" | "proxy") => true,
+        ("protocol", _, "allow") => true,
+        ("uploadpack", false, "packobjectshook") => true,
+        ("sequence", false, "editor") => true,
+        ("ssh", false, "variant") => true,
+        ("url", true, "insteadof" | "pushinsteadof") => true,
         _ => false,
     }
 }
 
-fn check_config(git_dir: &Path, fs: &dyn Fs) -> GitContext {
-    let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
-    let mut seen = 0;
-    while let Some(file) = files.pop() {
-        seen += 1;
-        if seen > 16 {
-            return GitContext::Unsafe("the repository config includes too many files".into());
+/// One entry of git's config listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigEntry {
+    /// `local`, `worktree`, `global`, `system` or `command`.
+    pub scope: String,
+    /// Where git read it (`file:.git/config`).
+    pub origin: String,
+    /// The full key as git prints it: `section.subsection.name`.
+    pub key: String,
+    /// The value (`None` for a key without `=`, a boolean true).
+    pub value: Option<String>,
+}
+
+/// Parses the output of `git config --list --show-origin --show-scope -z`.
+pub fn parse_config_list(bytes: &[u8]) -> Result<Vec<ConfigEntry>, String> {
+    let mut fields = bytes.split(|b| *b == 0);
+    let mut out = Vec::new();
+    while let Some(scope) = fields.next() {
+        if scope.is_empty() {
+            // The final NUL leaves an empty field.
+            if fields.next().is_none() {
+                break;
+            }
+            return Err("git's config listing has an empty scope".into());
         }
-        let Some(bytes) = fs.read(&file, 1024 * 1024) else {
-            continue;
+        let (Some(origin), Some(entry)) = (fields.next(), fields.next()) else {
+            return Err("git's config listing ends inside an entry".into());
         };
-        let text = String::from_utf8_lossy(&bytes);
-        let mut section = String::new();
-        let mut subsection: Option<String> = None;
-        for line in text.lines() {
-            let line = line.trim();
-            if line.starts_with('#') || line.starts_with(';') || line.is_empty() {
-                continue;
+        let entry = String::from_utf8_lossy(entry);
+        let (key, value) = match entry.split_once('\n') {
+            Some((key, value)) => (key.to_owned(), Some(value.to_owned())),
+            None => (entry.into_owned(), None),
+        };
+        out.push(ConfigEntry {
+            scope: String::from_utf8_lossy(scope).into_owned(),
+            origin: String::from_utf8_lossy(origin).into_owned(),
+            key,
+            value,
+        });
+    }
+    Ok(out)
+}
+
+/// The first entry that makes read-only git run a program, with why.
+pub fn first_dangerous(entries: &[ConfigEntry]) -> Option<String> {
+    entries.iter().find_map(|entry| {
+        let (section, rest) = entry.key.split_once('.')?;
+        let (subsection, key) = match rest.rsplit_once('.') {
+            Some((sub, key)) => (Some(sub), key),
+            None => (None, rest),
+        };
+        let section = section.to_ascii_lowercase();
+        let key = key.to_ascii_lowercase();
+        let value = entry.value.as_deref().unwrap_or("true");
+        dangerous_key(&section, subsection, &key, value)
+            .then(|| format!("{} sets {}", entry.origin, entry.key))
+    })
+}
+
+/// git's own reading of the config that applies in `dir` (or, with `git_dir`, to that
+/// repository): `git config --list --show-origin --show-scope --includes -z`, run so
+/// that it can execute nothing — no pager, no system or global config (the user's own,
+/// not a repository's), a cleared environment with only `PATH`, no terminal prompt.
+/// Listing config runs no hook, filter, fsmonitor or helper.
+pub fn git_config_list(dir: &Path, git_dir: Option<&Path>) -> Result<Vec<u8>, String> {
+    let null = if cfg!(windows) { "NUL" } else { "/dev/null" };
+    let mut command = std::process::Command::new("git");
+    command
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", null)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null());
+    if let Some(git_dir) = git_dir {
+        command.arg("--git-dir").arg(git_dir);
+    }
+    command.args([
+        "--no-pager",
+        "config",
+        "--list",
+        "--show-origin",
+        "--show-scope",
+        "--includes",
+        "-z",
+    ]);
+    let output = command
+        .output()
+        .map_err(|error| format!("git could not be run to read the config: {error}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "git could not read the config ({}): {}",
+            output.status,
+            wavesh_parse::shorten(stderr.trim())
+        ));
+    }
+    Ok(output.stdout)
+}
+
+/// Hooks that read-only-looking commands fire: `git status` refreshes and writes the
+/// index (`post-index-change`); ref updates run `reference-transaction`.
+const READ_HOOKS: &[&str] = &["post-index-change", "reference-transaction"];
+
+/// The repository's common directory (a linked worktree's `commondir`).
+fn common_dir(git_dir: &Path, fs: &dyn Fs) -> PathBuf {
+    let Some(bytes) = fs.read(&git_dir.join("commondir"), 4096) else {
+        return git_dir.to_path_buf();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let target = PathBuf::from(text.trim());
+    crate::paths::absolute(
+        &if target.is_absolute() {
+            target
+        } else {
+            git_dir.join(target)
+        }
+        .to_string_lossy(),
+        Path::new("/"),
+    )
+}
+
+/// Every submodule git directory under `modules/`, nested ones included (bounded).
+fn submodule_dirs(common: &Path, fs: &dyn Fs) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut queue = vec![common.join("modules")];
+    while let Some(dir) = queue.pop() {
+        if out.len() >= 64 {
+            break;
+        }
+        let Some(names) = fs.list(&dir) else { continue };
+        for name in names {
+            let path = dir.join(&name);
+            if matches!(fs.kind(&path.join("HEAD")), Some(FileKind::File(_))) {
+                queue.push(path.join("modules"));
+                out.push(path);
+            } else if matches!(fs.kind(&path), Some(FileKind::Dir)) {
+                // Submodule names may hold slashes: `modules/a/b`.
+                queue.push(path);
             }
-            if let Some(header) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
-                let (name, sub) = match header.split_once(char::is_whitespace) {
-                    Some((name, sub)) => (name, Some(sub.trim().trim_matches('"').to_owned())),
-                    None => match header.split_once('.') {
-                        Some((name, sub)) => (name, Some(sub.to_owned())),
-                        None => (header, None),
-                    },
-                };
-                section = name.to_ascii_lowercase();
-                subsection = sub;
-                continue;
-            }
-            let (key, value) = line
-                .split_once('=')
-                .map_or((line, "true"), |(k, v)| (k.trim(), v.trim()));
-            let key = key.to_ascii_lowercase();
-            if dangerous_key(&section, subsection.as_deref(), &key, value) {
+        }
+    }
+    out
+}
+
+fn check_config(cwd: &Path, git_dir: &Path, fs: &dyn Fs) -> GitContext {
+    let listing = match fs.git_config(cwd, None) {
+        Ok(bytes) => bytes,
+        Err(why) => return GitContext::Unsafe(why),
+    };
+    let entries = match parse_config_list(&listing) {
+        Ok(entries) => entries,
+        Err(why) => return GitContext::Unsafe(why),
+    };
+    if let Some(why) = first_dangerous(&entries) {
+        return GitContext::Unsafe(why);
+    }
+    let common = common_dir(git_dir, fs);
+    for hooks in [common.join("hooks"), git_dir.join("hooks")] {
+        for hook in READ_HOOKS {
+            let path = hooks.join(hook);
+            if fs.kind(&path).is_some() {
                 return GitContext::Unsafe(format!(
-                    "{} sets {section}.{}{key}",
-                    file.display(),
-                    subsection
-                        .as_deref()
-                        .map(|s| format!("{s}."))
-                        .unwrap_or_default()
+                    "the hook {} runs on read-only-looking commands",
+                    path.display()
                 ));
             }
-            if (section == "include" || section == "includeif") && key == "path" {
-                let path = PathBuf::from(value.trim_matches('"'));
-                files.push(if path.is_absolute() {
-                    path
-                } else {
-                    file.parent().unwrap_or(git_dir).join(path)
-                });
+        }
+    }
+    // `git status` and `git diff` recurse into submodules, which read their own config.
+    for module in submodule_dirs(&common, fs) {
+        let listing = match fs.git_config(cwd, Some(&module)) {
+            Ok(bytes) => bytes,
+            Err(why) => return GitContext::Unsafe(why),
+        };
+        match parse_config_list(&listing) {
+            Ok(entries) => {
+                if let Some(why) = first_dangerous(&entries) {
+                    return GitContext::Unsafe(format!("submodule {}: {why}", module.display()));
+                }
+            }
+            Err(why) => return GitContext::Unsafe(why),
+        }
+        for hook in READ_HOOKS {
+            if fs.kind(&module.join("hooks").join(hook)).is_some() {
+                return GitContext::Unsafe(format!(
+                    "the submodule hook {} runs on read-only-looking commands",
+                    module.join("hooks").join(hook).display()
+                ));
             }
         }
     }
@@ -275,6 +631,8 @@ mod tests {
     struct FakeFs {
         entries: HashMap<PathBuf, (FileKind, Vec<u8>)>,
         links: HashMap<PathBuf, PathBuf>,
+        /// What git would print for the config (`scope\0origin\0key\nvalue\0`...).
+        listing: Vec<u8>,
     }
 
     impl FakeFs {
@@ -296,6 +654,14 @@ mod tests {
             self.links.insert(path.into(), target.into());
             self
         }
+        fn config(mut self, entries: &[(&str, &str)]) -> Self {
+            for (key, value) in entries {
+                self.listing.extend_from_slice(
+                    format!("local\0file:.git/config\0{key}\n{value}\0").as_bytes(),
+                );
+            }
+            self
+        }
         fn repo(self, git: &str) -> Self {
             self.dir(git)
                 .file(&format!("{git}/HEAD"), "ref: refs/heads/main\n")
@@ -315,6 +681,9 @@ mod tests {
             self.entries
                 .get(path)
                 .map(|(_, bytes)| bytes.iter().take(max as usize).copied().collect())
+        }
+        fn git_config(&self, _: &Path, _: Option<&Path>) -> Result<Vec<u8>, String> {
+            Ok(self.listing.clone())
         }
     }
 
@@ -386,33 +755,75 @@ mod tests {
 
     #[test]
     fn git_5_config_that_runs_programs_is_unsafe() {
-        for config in [
-            "[core]\n\tfsmonitor = ./x.sh\n",
-            "[core]\nhooksPath = .hooks\n",
-            "[diff]\n\texternal = sh\n",
-            "[diff \"bin\"]\n\ttextconv = ./conv\n",
-            "[filter \"lfs\"]\n\tsmudge = x\n",
-            "[core]\n\tsshCommand = x\n",
-            "[gpg]\n\tprogram = x\n",
-            "[core]\n\tpager = less\n",
-            "[pager]\n\tlog = x\n",
-            "[alias]\n\tst = !sh -c x\n",
-            "[credential]\n\thelper = store\n",
+        for (key, value) in [
+            ("core.fsmonitor", "./x.sh"),
+            ("core.hookspath", ".hooks"),
+            ("diff.external", "sh"),
+            ("diff.bin.textconv", "./conv"),
+            ("diff.a.b.command", "x"),
+            ("filter.lfs.smudge", "x"),
+            ("core.sshcommand", "x"),
+            ("gpg.program", "x"),
+            ("gpg.ssh.program", "x"),
+            ("core.pager", "less"),
+            ("pager.log", "x"),
+            ("alias.st", "  !sh -c x"),
+            ("credential.helper", "store"),
+            ("credential.https://x.helper", "store"),
+            ("remote.origin.uploadpack", "x"),
+            ("remote.origin.receivepack", "x"),
+            ("core.gitproxy", "x"),
+            ("protocol.ext.allow", "always"),
+            ("uploadpack.packobjectshook", "x"),
+            ("log.showsignature", "true"),
         ] {
             let fs = FakeFs::default()
                 .repo("/w/app/.git")
-                .file("/w/app/.git/config", config);
-            assert!(matches!(context(&fs), GitContext::Unsafe(_)), "{config}");
+                .config(&[(key, value)]);
+            assert!(
+                matches!(context(&fs), GitContext::Unsafe(why) if why.contains(key)),
+                "{key}"
+            );
         }
-        let alias_ok = FakeFs::default()
+        for (key, value) in [
+            ("alias.st", "status"),
+            ("core.fsmonitor", "false"),
+            ("log.showsignature", "false"),
+            ("user.name", "x"),
+        ] {
+            let fs = FakeFs::default()
+                .repo("/w/app/.git")
+                .config(&[(key, value)]);
+            assert_eq!(context(&fs), GitContext::Safe, "{key}");
+        }
+    }
+
+    #[test]
+    fn git_5_hooks_that_read_only_commands_fire() {
+        let fs = FakeFs::default()
             .repo("/w/app/.git")
-            .file("/w/app/.git/config", "[alias]\n\tst = status\n");
-        assert_eq!(context(&alias_ok), GitContext::Safe);
-        let included = FakeFs::default()
+            .file("/w/app/.git/hooks/post-index-change", "#!/bin/sh\n");
+        assert!(
+            matches!(context(&fs), GitContext::Unsafe(why) if why.contains("post-index-change"))
+        );
+        let sample = FakeFs::default()
             .repo("/w/app/.git")
-            .file("/w/app/.git/config", "[include]\n\tpath = extra.cfg\n")
-            .file("/w/app/.git/extra.cfg", "[core]\n\tfsmonitor = x\n");
-        assert!(matches!(context(&included), GitContext::Unsafe(_)));
+            .file("/w/app/.git/hooks/post-index-change.sample", "#!/bin/sh\n");
+        assert_eq!(context(&sample), GitContext::Safe);
+    }
+
+    #[test]
+    fn git_5_the_listing_is_parsed_as_git_prints_it() {
+        let entries = parse_config_list(
+            b"local\0file:.git/config\0core.bare\nfalse\0local\0file:x\0flag.noval\0",
+        )
+        .unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].key, "core.bare");
+        assert_eq!(entries[0].value.as_deref(), Some("false"));
+        assert_eq!(entries[1].value, None);
+        assert!(parse_config_list(b"local\0file:x").is_err());
+        assert_eq!(parse_config_list(b"").unwrap(), vec![]);
     }
 
     #[test]

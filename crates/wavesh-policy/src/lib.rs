@@ -7,7 +7,9 @@
 //! runs in a trusted repository, and a second parser agrees (RO-10). The command lists
 //! are data in [`commands`], one module per family.
 //!
-//! Pure except for [`git_guard::RealFs`], which the host passes in.
+//! Pure except for the file system behind [`git_guard::Fs`]: the real one by default
+//! ([`git_guard::RealFs`]), which also runs `git config` to read config as git does
+//! (GIT-5); [`git_guard::EmptyFs`] classifies the text alone.
 
 mod classify;
 pub mod commands;
@@ -20,9 +22,12 @@ pub mod paths;
 pub mod prefix;
 pub mod registry;
 pub mod rules;
+pub mod secrets;
 pub mod settings;
 
-pub use classify::{ClassifyContext, GitContext, Verdict, classify, command_is_read_only};
+pub use classify::{
+    ClassifyContext, GitContext, SharedFs, Verdict, classify, command_is_read_only,
+};
 pub use decide::{Decision, Outcome, PermissionMode, decide};
 pub use wavesh_parse::Dialect;
 

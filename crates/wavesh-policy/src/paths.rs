@@ -1,7 +1,11 @@
-//! The path policy (RO-9): a read-only command that reads a secret is not auto-approved,
-//! and a stricter setting confines auto-approval to the workspace.
+//! The path policy (RO-9): a read-only command that opens a secret is not auto-approved,
+//! and a stricter setting confines auto-approval to the workspace. The secret list is
+//! data ([`crate::secrets`]).
 
 use std::path::{Component, Path, PathBuf};
+
+use crate::git_guard::Fs;
+use crate::secrets::{SecretKind, SecretPattern, is_secret_name, secret_match};
 
 /// Where auto-approved commands may read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -10,40 +14,6 @@ pub struct PathPolicy {
     pub confine_to_roots: bool,
     /// The workspace and the additional directories.
     pub roots: Vec<PathBuf>,
-}
-
-/// Directories (under the home directory) whose contents are secrets.
-const SECRET_DIRS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gh",
-    ".kube",
-    ".docker",
-    ".azure",
-    ".config/gcloud",
-];
-
-/// File names that are secrets wherever they are.
-fn is_secret_name(name: &str) -> bool {
-    name == ".env"
-        || name.starts_with(".env.")
-            && !name.ends_with(".example")
-            && !name.ends_with(".sample")
-            && !name.ends_with(".template")
-        || name == ".netrc"
-        || name == "_netrc"
-        || name == ".git-credentials"
-        || name == ".pgpass"
-        || name == "shadow"
-        || name.ends_with(".pem")
-        || name.ends_with(".key")
-        || name.ends_with(".p12")
-        || name.ends_with(".pfx")
-        || name.starts_with("id_rsa")
-        || name.starts_with("id_ed25519")
-        || name.starts_with("id_ecdsa")
-        || name.starts_with("id_dsa")
 }
 
 /// Resolves `path` lexically against `cwd` (no file system access).
@@ -66,27 +36,260 @@ pub fn absolute(path: &str, cwd: &Path) -> PathBuf {
     out
 }
 
-/// Why reading `path` (already `~`-expanded) is not auto-approved, if it is not.
+/// Why reading `path` (already `~`-expanded) is not auto-approved, if it is not: the
+/// path as written is judged against the secret list (lexically, no file system).
 pub fn check_read(path: &str, cwd: &Path, home: &Path, policy: &PathPolicy) -> Result<(), String> {
     let resolved = absolute(path, cwd);
-    let name = resolved.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if is_secret_name(name)
-        || resolved == Path::new("/etc/shadow")
-        || resolved == Path::new("/etc/gshadow")
-    {
-        return Err(format!("`{path}` looks like a secret"));
-    }
-    if let Ok(inside_home) = resolved.strip_prefix(home) {
-        for dir in SECRET_DIRS {
-            if inside_home.starts_with(dir) {
-                return Err(format!("`{path}` is inside ~/{dir}, which holds secrets"));
-            }
-        }
+    if let Some(pattern) = secret_match(&resolved, home) {
+        return Err(secret_reason(path, pattern));
     }
     if policy.confine_to_roots && !policy.roots.iter().any(|root| resolved.starts_with(root)) {
         return Err(format!(
             "`{path}` is outside the workspace and the added directories"
         ));
+    }
+    Ok(())
+}
+
+fn secret_reason(path: &str, pattern: &SecretPattern) -> String {
+    match pattern.kind {
+        SecretKind::Home => format!("`{path}` is ~/{}, on the secret list", pattern.pattern),
+        _ => format!("`{path}` looks like a secret ({})", pattern.pattern),
+    }
+}
+
+/// [`check_read`] on the path the command will really open: symlinks resolved (the
+/// link and every directory on the way), and a file with other hard links refused
+/// (one of them could be a secret) (RO-9).
+pub fn check_open(
+    path: &str,
+    cwd: &Path,
+    home: &Path,
+    policy: &PathPolicy,
+    fs: &dyn Fs,
+) -> Result<(), String> {
+    check_read(path, cwd, home, policy)?;
+    let resolved = absolute(path, cwd);
+    if let Some(real) = fs.canonical(&resolved)
+        && real != resolved
+    {
+        if let Some(pattern) = secret_match(&real, home) {
+            return Err(format!(
+                "`{path}` leads to {}: {}",
+                real.display(),
+                secret_reason(&real.to_string_lossy(), pattern)
+            ));
+        }
+        if policy.confine_to_roots && !policy.roots.iter().any(|root| real.starts_with(root)) {
+            return Err(format!(
+                "`{path}` leads to {}, outside the workspace",
+                real.display()
+            ));
+        }
+    }
+    if fs.hard_links(&resolved) > 1 {
+        return Err(format!(
+            "`{path}` has other hard links, and one of them could be a secret"
+        ));
+    }
+    Ok(())
+}
+
+/// Expands a glob word (already `~`-expanded) as bash would, against `cwd`: the words
+/// it becomes, in the form bash passes them (relative when written relative). `None`
+/// when a directory cannot be listed. A leading dot is matched only by a pattern
+/// starting with `.` (or `[`), as bash does without `dotglob`. A glob with no match is
+/// the word itself, as bash leaves it.
+pub fn expand_glob(word: &str, cwd: &Path, fs: &dyn Fs) -> Option<Vec<String>> {
+    let absolute_word = word.starts_with('/');
+    let mut current: Vec<(String, PathBuf)> = vec![(
+        String::new(),
+        if absolute_word {
+            PathBuf::from("/")
+        } else {
+            cwd.to_path_buf()
+        },
+    )];
+    let mut first = true;
+    for part in word.split('/') {
+        if first && absolute_word {
+            first = false;
+            continue;
+        }
+        let join = |text: &str, part: &str| {
+            if first && !absolute_word {
+                part.to_owned()
+            } else {
+                format!("{text}/{part}")
+            }
+        };
+        let mut next = Vec::new();
+        for (text, dir) in &current {
+            if !part.contains(['*', '?', '[']) {
+                next.push((join(text, part), dir.join(part)));
+                continue;
+            }
+            // As bash without `dotglob`: a leading dot must be matched by the pattern
+            // (a bracket is taken as maybe matching it, a superset).
+            let dots = part.starts_with(['.', '[', '\\']);
+            // A directory that does not exist matches nothing; one that exists but
+            // cannot be listed leaves the glob unknown.
+            let names = match fs.list(dir) {
+                Some(names) => names,
+                None if fs.kind(dir).is_none() => continue,
+                None => return None,
+            };
+            for name in names {
+                if (dots || !name.starts_with('.')) && crate::secrets::glob_match(part, &name) {
+                    next.push((join(text, &name), dir.join(&name)));
+                }
+            }
+        }
+        first = false;
+        current = next;
+        if current.len() > 10_000 {
+            return None;
+        }
+    }
+    if current.is_empty() {
+        return Some(vec![word.to_owned()]);
+    }
+    Some(current.into_iter().map(|(text, _)| text).collect())
+}
+
+/// How a recursive reader walks a tree, and which files in it it opens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Walk {
+    /// It follows symlinks inside the tree (`grep -R`, `rg -L`, `find -L`).
+    pub follow: bool,
+    /// It skips hidden entries (ripgrep's default).
+    pub skip_hidden: bool,
+    /// The files it finds are opened by path, so a symlink to a file is opened
+    /// through (`find -exec cat {}`, names given to `xargs`).
+    pub opens_links: bool,
+    /// A file is opened only if its name matches one of these globs (empty: any name):
+    /// `grep --include`, `rg -g`, `rg -t`.
+    pub any_of: Vec<String>,
+    /// ... and all of these (find's `-name` tests joined by `-a`).
+    pub all_of: Vec<String>,
+    /// Names never opened (`--exclude`, `rg -g '!x'`).
+    pub none_of: Vec<String>,
+    /// Directories not entered (`--exclude-dir`).
+    pub skip_dirs: Vec<String>,
+    /// Only directories are visited: it opens no file (`find -type d`).
+    pub no_files: bool,
+}
+
+impl Walk {
+    /// Whether a file of this name is opened.
+    pub fn opens(&self, name: &str) -> bool {
+        let m = |pattern: &String| crate::secrets::glob_match(pattern, name);
+        !self.no_files
+            && (self.any_of.is_empty() || self.any_of.iter().any(m))
+            && self.all_of.iter().all(m)
+            && !self.none_of.iter().any(m)
+    }
+}
+
+/// Entries a recursive read may visit before the check gives up (and refuses).
+pub const MAX_WALK: usize = 20_000;
+
+/// RO-9 for a command that reads every file under `root` (`grep -r`, `rg`, `find
+/// -exec`, names piped to `xargs`): no file it would open is a secret, through
+/// symlinks too. A tree larger than [`MAX_WALK`] entries, or one that cannot be listed,
+/// is refused.
+pub fn walk_for_secrets(
+    root: &str,
+    cwd: &Path,
+    home: &Path,
+    fs: &dyn Fs,
+    walk: &Walk,
+) -> Result<(), String> {
+    use crate::git_guard::FileKind;
+    let start = absolute(root, cwd);
+    // A file operand is judged by the path policy like any other.
+    if !matches!(fs.kind(&start), Some(FileKind::Dir))
+        && !fs
+            .canonical(&start)
+            .is_some_and(|real| matches!(fs.kind(&real), Some(FileKind::Dir)))
+    {
+        return Ok(());
+    }
+    let mut queue = vec![fs.canonical(&start).unwrap_or_else(|| start.clone())];
+    let mut seen = 0usize;
+    let mut visited_real: Vec<PathBuf> = Vec::new();
+    while let Some(dir) = queue.pop() {
+        let Some(names) = fs.list(&dir) else {
+            if fs.kind(&dir).is_none() {
+                continue;
+            }
+            return Err(format!(
+                "`{root}` is read recursively and {} cannot be listed to check it for secrets",
+                dir.display()
+            ));
+        };
+        for name in names {
+            seen += 1;
+            if seen > MAX_WALK {
+                return Err(format!(
+                    "`{root}` is read recursively and holds over {MAX_WALK} entries, too many to check for secrets"
+                ));
+            }
+            if walk.skip_hidden && name.starts_with('.') {
+                continue;
+            }
+            let path = dir.join(&name);
+            let kind = fs.kind(&path);
+            if kind == Some(FileKind::Dir) {
+                if walk
+                    .skip_dirs
+                    .iter()
+                    .any(|p| crate::secrets::glob_match(p, &name))
+                {
+                    continue;
+                }
+            } else if !walk.opens(&name) {
+                continue;
+            }
+            if let Some(pattern) = secret_match(&path, home) {
+                return Err(format!(
+                    "`{root}` is read recursively and holds {}: {}",
+                    path.display(),
+                    secret_reason(&path.to_string_lossy(), pattern)
+                ));
+            }
+            match kind {
+                Some(FileKind::Dir) => queue.push(path),
+                Some(FileKind::Symlink) if walk.follow || walk.opens_links => {
+                    let Some(real) = fs.canonical(&path) else {
+                        continue;
+                    };
+                    if let Some(pattern) = secret_match(&real, home) {
+                        return Err(format!(
+                            "`{root}` is read recursively and {} leads to {}: {}",
+                            path.display(),
+                            real.display(),
+                            secret_reason(&real.to_string_lossy(), pattern)
+                        ));
+                    }
+                    if walk.follow
+                        && matches!(fs.kind(&real), Some(FileKind::Dir))
+                        && !real.starts_with(&start)
+                        && !visited_real.contains(&real)
+                    {
+                        visited_real.push(real.clone());
+                        queue.push(real);
+                    }
+                }
+                Some(FileKind::File(_)) if fs.hard_links(&path) > 1 => {
+                    return Err(format!(
+                        "`{root}` is read recursively and {} has other hard links, one of which could be a secret",
+                        path.display()
+                    ));
+                }
+                _ => {}
+            }
+        }
     }
     Ok(())
 }
@@ -156,5 +359,45 @@ mod tests {
         assert!(check("/opt/extra/a").is_ok());
         assert!(check("../../other").is_err());
         assert!(check("/etc/hosts").is_err());
+    }
+
+    struct Tree(Vec<(&'static str, &'static [&'static str])>);
+
+    impl Fs for Tree {
+        fn kind(&self, _: &Path) -> Option<crate::git_guard::FileKind> {
+            None
+        }
+        fn read_link(&self, _: &Path) -> Option<PathBuf> {
+            None
+        }
+        fn read(&self, _: &Path, _: u64) -> Option<Vec<u8>> {
+            None
+        }
+        fn list(&self, dir: &Path) -> Option<Vec<String>> {
+            self.0
+                .iter()
+                .find(|(d, _)| Path::new(d) == dir)
+                .map(|(_, names)| names.iter().map(|n| (*n).to_owned()).collect())
+        }
+    }
+
+    #[test]
+    fn ro_9_globs_expand_as_bash_writes_them() {
+        let tree = Tree(vec![
+            ("/w", &["a.txt", "b.txt", "-fprint", ".env", "src"]),
+            ("/w/src", &["m.rs"]),
+            ("/h", &[".ssh"]),
+            ("/h/.ssh", &["id_rsa"]),
+        ]);
+        let expand = |w: &str| expand_glob(w, Path::new("/w"), &tree);
+        let mut all = expand("*").unwrap();
+        all.sort();
+        assert_eq!(all, vec!["-fprint", "a.txt", "b.txt", "src"]);
+        assert_eq!(expand(".e*").unwrap(), vec![".env"]);
+        assert_eq!(expand("./*.txt").unwrap(), vec!["./a.txt", "./b.txt"]);
+        assert_eq!(expand("src/*.rs").unwrap(), vec!["src/m.rs"]);
+        assert_eq!(expand("/h/.ss?/*").unwrap(), vec!["/h/.ssh/id_rsa"]);
+        assert_eq!(expand("*.md").unwrap(), vec!["*.md"]);
+        assert_eq!(expand("/nowhere/*").unwrap(), vec!["/nowhere/*"]);
     }
 }

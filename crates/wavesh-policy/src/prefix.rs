@@ -80,12 +80,124 @@ pub fn stable_prefix(command: &SimpleCommand) -> Option<Vec<String>> {
         return None;
     }
     let rest = &words[i + 1..];
+    if risky_option(base, rest) {
+        return None;
+    }
     prefix.push(root.to_owned());
+    if let Some(narrow) = interpreter(base, rest) {
+        prefix.extend(narrow?);
+        return Some(prefix);
+    }
     let depth = fixed_depth(base, rest)
         .or_else(|| registry_walk(base, rest))
         .or_else(|| unknown_command(root, rest))?;
     prefix.extend(depth);
     Some(prefix)
+}
+
+/// Interpreters: a prefix of the interpreter alone would allow any code. Inline code
+/// (`-c`, `-e`, `--eval`, `eval`) or a REPL gets the exact command (`None` inside);
+/// a script gets `interpreter script` (PREFIX-2). `None` outside: not an interpreter.
+#[expect(
+    clippy::option_option,
+    reason = "not an interpreter / no prefix / a prefix"
+)]
+fn interpreter(root: &str, rest: &[&str]) -> Option<Option<Vec<String>>> {
+    const INTERPRETERS: &[&str] = &[
+        "python",
+        "python2",
+        "python3",
+        "node",
+        "nodejs",
+        "ruby",
+        "perl",
+        "php",
+        "lua",
+        "deno",
+        "bun",
+        "Rscript",
+        "julia",
+        "tclsh",
+        "awk",
+        "gawk",
+        "osascript",
+        "java",
+        "groovy",
+    ];
+    const INLINE: &[&str] = &[
+        "-c",
+        "-e",
+        "-E",
+        "--eval",
+        "-p",
+        "--print",
+        "eval",
+        "-r",
+        "--require",
+        "--import",
+        "--loader",
+        "-i",
+        "-jar",
+    ];
+    let base = root.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if !INTERPRETERS.contains(&root) && !INTERPRETERS.contains(&base) {
+        return None;
+    }
+    // `python -m module` and `npm`-like fixed depths are handled by PREFIX-3.
+    if matches!(root, "python" | "python3") && rest.first() == Some(&"-m") {
+        return None;
+    }
+    if matches!(root, "deno" | "bun")
+        && rest
+            .first()
+            .is_some_and(|w| matches!(*w, "task" | "run" | "test"))
+    {
+        if rest.first() == Some(&"run") && rest.len() < 2 {
+            return Some(None);
+        }
+        if rest.first() != Some(&"run") {
+            return None;
+        }
+    }
+    if rest
+        .iter()
+        .any(|w| INLINE.contains(w) || w.starts_with("--eval=") || w.starts_with("-c"))
+    {
+        return Some(None);
+    }
+    let script = rest.iter().find(|w| !w.starts_with('-') && **w != "run");
+    Some(script.map(|script| {
+        let mut words = Vec::new();
+        if rest.first() == Some(&"run") {
+            words.push("run".to_owned());
+        }
+        words.push((*script).to_owned());
+        words
+    }))
+}
+
+/// Commands whose risky part is an option: a prefix rule would allow the option with
+/// anything (`find . -exec rm {} \;` must not become `find:*`) (PREFIX-2).
+fn risky_option(root: &str, rest: &[&str]) -> bool {
+    let any = |names: &[&str]| rest.iter().any(|w| names.contains(w));
+    match root {
+        "find" => any(&[
+            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+            "-fls",
+        ]),
+        "sed" => rest.iter().any(|w| {
+            w.starts_with("-i")
+                || w.starts_with("--in-place")
+                || (w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+        }),
+        _ => rest.iter().any(|w| {
+            w.starts_with("--output")
+                || w.starts_with("--pre")
+                || w.starts_with("--exec")
+                || *w == "-exec"
+                || *w == "-o" && matches!(root, "sort" | "tree")
+        }),
+    }
 }
 
 fn is_plain_word(word: &str) -> bool {
@@ -213,5 +325,57 @@ mod tests {
         );
         assert_eq!(prefix("LANG=C npm test").as_deref(), Some("npm test"));
         assert_eq!(prefix("FOO=1 npm test"), None);
+    }
+
+    #[test]
+    fn prefix_2_interpreters_never_widen_to_any_code() {
+        for inline in [
+            "python3 -c \"import os\"",
+            "python -c 1",
+            "node -e 'require(1)'",
+            "node --eval x",
+            "ruby -e 1",
+            "perl -e 1",
+            "php -r 1",
+            "deno eval 1",
+            "bun -e 1",
+            "python3",
+            "node -p 1",
+            "python3 -i x.py",
+            "java -jar x.jar",
+        ] {
+            assert_eq!(prefix(inline), None, "{inline}");
+        }
+        assert_eq!(
+            prefix("python3 manage.py migrate").as_deref(),
+            Some("python3 manage.py")
+        );
+        assert_eq!(
+            prefix("node scripts/build.js --prod").as_deref(),
+            Some("node scripts/build.js")
+        );
+        assert_eq!(
+            prefix("python -m pytest tests").as_deref(),
+            Some("python -m pytest")
+        );
+        assert_eq!(prefix("deno task dev").as_deref(), Some("deno task dev"));
+    }
+
+    #[test]
+    fn prefix_2_a_risky_option_gets_the_exact_command() {
+        for risky in [
+            "find . -exec rm {} \\;",
+            "find . -name x -delete",
+            "find . -execdir sh -c x \\;",
+            "find . -fprint out",
+            "sed -i s/a/b/ f",
+            "sed -ni p f",
+            "rg --pre sh x",
+            "sort -o out in",
+            "tree -o out",
+            "curl --output x https://example.invalid",
+        ] {
+            assert_eq!(prefix(risky), None, "{risky}");
+        }
     }
 }

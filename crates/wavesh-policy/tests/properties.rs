@@ -11,6 +11,7 @@ fn context() -> ClassifyContext {
     ClassifyContext {
         home: PathBuf::from("/home/dev"),
         cwd: PathBuf::from("/work/app"),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     }
 }

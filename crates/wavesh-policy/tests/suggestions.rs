@@ -60,6 +60,7 @@ fn prefix_suggestions_for_common_commands() {
     let ctx = ClassifyContext {
         home: PathBuf::from("/home/dev"),
         cwd: PathBuf::from("/work/app"),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     };
     let settings = Settings::default();
@@ -74,4 +75,39 @@ fn prefix_suggestions_for_common_commands() {
         ));
     }
     insta::assert_snapshot!("suggestions", out);
+}
+
+/// PREFIX-2: inline code, a risky option and a secret read get the exact command (or a
+/// narrower prefix that still matches it), never a rule for the whole program.
+#[test]
+fn prefix_2_suggestions_never_widen_to_arbitrary_code_or_secrets() {
+    let ctx = ClassifyContext {
+        home: PathBuf::from("/home/dev"),
+        cwd: PathBuf::from("/work/app"),
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
+        ..ClassifyContext::default()
+    };
+    let settings = Settings::default();
+    let suggest = |command: &str| {
+        let analysis = wavesh_parse::analyze(command, Dialect::Bash);
+        decide(command, &analysis, &settings, PermissionMode::Default, &ctx).suggestions
+    };
+    for (command, expected) in [
+        ("python3 -c \"print(1)\"", "Bash(python3 -c \"print(1)\")"),
+        (
+            "node -e 'process.exit(0)'",
+            "Bash(node -e 'process.exit(0)')",
+        ),
+        ("find . -exec rm {} \\;", "Bash(find . -exec rm {} \\;)"),
+        (
+            "find . -name '*.tmp' -delete",
+            "Bash(find . -name '*.tmp' -delete)",
+        ),
+        ("cat ~/.ssh/id_rsa", "Bash(cat ~/.ssh/id_rsa)"),
+        ("cat .env", "Bash(cat .env)"),
+        ("grep -r token ~/.aws", "Bash(grep -r token ~/.aws)"),
+        ("python3 manage.py migrate", "Bash(python3 manage.py:*)"),
+    ] {
+        assert_eq!(suggest(command), vec![expected.to_owned()], "{command}");
+    }
 }

@@ -1,21 +1,45 @@
 //! The read-only command lists: which commands, with which options, are provably free of
 //! side effects. Data, one module per family; see `docs/readonly.md`.
 
-mod dev;
+pub mod dev;
 mod readers;
-mod search;
+pub mod search;
 mod sysinfo;
 mod text;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use std::ops::Range;
+
 use wavesh_parse::Word;
 
-use crate::flags::FlagTable;
+use crate::flags::{FlagTable, Parsed};
 
-/// A command-specific check run before the flag table (RO-4's danger callbacks).
-pub type Callback = fn(&[Word]) -> Result<(), String>;
+/// What a command's callback found beyond its flag table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judgement {
+    /// Indices of words that are not paths the command opens (a grep pattern, a jq
+    /// filter, a sed script): the path policy skips them.
+    pub not_paths: Vec<usize>,
+    /// Every word is judged here: the generic path scan is skipped, and only `paths`
+    /// and the words at `path_words` are paths.
+    pub only_listed_paths: bool,
+    /// Indices of words that are paths (when `only_listed_paths`).
+    pub path_words: Vec<usize>,
+    /// Further paths it opens, found inside words (`sed 'r FILE'`).
+    pub paths: Vec<String>,
+    /// Commands it runs, as ranges of the argument words (`xargs CMD`, `find -exec`).
+    pub runs: Vec<Range<usize>>,
+    /// The commands it runs get more operands from standard input (`xargs`).
+    pub runs_get_input_names: bool,
+    /// A script file whose text the caller must read and check (`sed -f FILE`).
+    pub script_files: Vec<String>,
+}
+
+/// A command-specific check run after the flag table (RO-4's danger callbacks), with
+/// what the table parsed (empty for commands without a table).
+pub type Callback = fn(&[Word], &Parsed) -> Result<Judgement, String>;
 
 /// How a command's arguments are judged.
 pub struct CommandPolicy {
@@ -28,6 +52,53 @@ pub struct CommandPolicy {
 
 /// One entry of a family's list: name, flag spec (`None` for any argument), callback.
 pub(crate) type Entry = (&'static str, Option<&'static str>, Option<Callback>);
+
+/// Programs a listed command itself executes (egrep and fgrep are scripts that run
+/// grep); the behaviour check allows exactly these besides the command (RO-14).
+pub fn runs(name: &str) -> &'static [&'static str] {
+    match name {
+        "egrep" | "fgrep" => &["grep"],
+        // Without a command, xargs runs echo.
+        "xargs" => &["echo"],
+        // A shell script on Debian.
+        "lsb_release" => &["cut", "getopt", "tr"],
+        _ => dev::version_tool(name).map_or(&[], |tool| tool.runs),
+    }
+}
+
+/// Commands that never open their operands (they print or compare the words): the
+/// path policy does not judge their words.
+pub const NO_OPEN: &[&str] = &[
+    "echo",
+    "printf",
+    "basename",
+    "dirname",
+    "expr",
+    "true",
+    "false",
+    "seq",
+    "which",
+    "type",
+    "command",
+    "pwd",
+    "hostname",
+    "uname",
+    "id",
+    "whoami",
+    "groups",
+    "nproc",
+    "arch",
+    "tty",
+    "locale",
+    "getconf",
+    "printenv",
+    "uptime",
+    "free",
+    "lsb_release",
+    "sw_vers",
+    "test",
+    "[",
+];
 
 static REGISTRY: LazyLock<HashMap<&'static str, CommandPolicy>> = LazyLock::new(|| {
     let families: [&[Entry]; 5] = [
@@ -64,17 +135,7 @@ pub fn names() -> Vec<&'static str> {
     names
 }
 
-/// The positional arguments of `args` under `table`-less scanning: words not starting
-/// with `-`, and everything after `--`.
-pub(crate) fn positionals(args: &[Word]) -> Vec<&Word> {
-    let mut out = Vec::new();
-    let mut done = false;
-    for word in args {
-        if done || !word.value.starts_with('-') || word.value == "-" {
-            out.push(word);
-        } else if word.value == "--" {
-            done = true;
-        }
-    }
-    out
+/// The sed script scanner, for scripts the classifier reads from `sed -f FILE`.
+pub(crate) fn text_sed_script(script: &str) -> Result<Vec<String>, String> {
+    text::sed_script(script)
 }

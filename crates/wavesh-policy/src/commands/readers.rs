@@ -43,7 +43,7 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "wc",
         Some(
-            "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total=$ --files0-from=$ --help --version @files",
+            "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total=$ --help --version @files",
         ),
         None,
     ),
@@ -57,43 +57,33 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "file",
         Some(
-            "-b -c -E -h -i -k -l -L -N -p -r -s -S -z -Z -0 -e$ -F$ -P$ -m$ --brief --checking-printout --dereference --no-dereference --mime --mime-type --mime-encoding --keep-going --list --no-pad --preserve-date --raw --special-files --uncompress --uncompress-noreport --exclude=$ --separator=$ --magic-file=$ --help --version @files",
+            "-b -c -E -h -i -k -l -L -N -p -r -s -S -z -Z -0 -e$ -F$ -P$ -m$ --brief --checking-printout --dereference --no-dereference --mime --mime-type --mime-encoding --keep-going --list --no-pad --preserve-date --raw --special-files --uncompress --uncompress-noreport --exclude=$ --separator=$ --magic-file=$ --help --version @files @writes",
         ),
         None,
     ),
     (
         "md5sum",
-        Some(
-            "-b -c -t -z --binary --check --tag --text --zero --ignore-missing --quiet --status --strict -w --warn @files",
-        ),
+        Some("-b -t -z --binary --tag --text --zero @files"),
         None,
     ),
     (
         "sha1sum",
-        Some(
-            "-b -c -t -z --binary --check --tag --text --zero --ignore-missing --quiet --status --strict -w --warn @files",
-        ),
+        Some("-b -t -z --binary --tag --text --zero @files"),
         None,
     ),
     (
         "sha256sum",
-        Some(
-            "-b -c -t -z --binary --check --tag --text --zero --ignore-missing --quiet --status --strict -w --warn @files",
-        ),
+        Some("-b -t -z --binary --tag --text --zero @files"),
         None,
     ),
     (
         "sha512sum",
-        Some(
-            "-b -c -t -z --binary --check --tag --text --zero --ignore-missing --quiet --status --strict -w --warn @files",
-        ),
+        Some("-b -t -z --binary --tag --text --zero @files"),
         None,
     ),
     (
         "b2sum",
-        Some(
-            "-b -c -t -z -l# --binary --check --tag --text --zero --length=# --ignore-missing --quiet --status --strict @files",
-        ),
+        Some("-b -t -z -l# --binary --tag --text --zero --length=# @files"),
         None,
     ),
     (
@@ -111,14 +101,14 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "hexdump",
         Some(
-            "-b -c -C -d -o -x -v -L -n# -s# -e$ --canonical --length=# --skip=# --no-squeezing @files",
+            "-b -c -C -d -o -x -v -L -n# -s# -e$ --canonical --length=# --skip=# --no-squeezing @files @writes",
         ),
         None,
     ),
     (
         "strings",
         Some(
-            "-a -d -f -n# -t^ -e^ -w -s$ --all --data --print-file-name --bytes=# --radix=^ --encoding=^ --include-all-whitespace --output-separator=$ @files",
+            "-a -d -f -n# -t^ -e^ -w -s$ --all --data --print-file-name --bytes=# --radix=^ --encoding=^ --include-all-whitespace --output-separator=$ @files @writes",
         ),
         None,
     ),
@@ -141,7 +131,7 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "du",
         Some(
-            "-0 -a -b -c -D -h -H -k -l -L -m -P -s -S -x -B$ -d# -t$ -X$ --null --all --apparent-size --block-size=$ --bytes --total --dereference-args --human-readable --inodes --dereference --count-links --max-depth=# --no-dereference --separate-dirs --si --summarize --threshold=$ --time=? --time-style=$ --exclude-from=$ --exclude=$ --one-file-system @files",
+            "-0 -a -b -c -D -h -H -k -l -L -m -P -s -S -x -B$ -d# -t$ --null --all --apparent-size --block-size=$ --bytes --total --dereference-args --human-readable --inodes --dereference --count-links --max-depth=# --no-dereference --separate-dirs --si --summarize --threshold=$ --time=? --time-style=$ --exclude=$ --one-file-system @files @writes",
         ),
         None,
     ),
@@ -155,7 +145,7 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "tree",
         Some(
-            "-a -d -l -f -x -L# -R -P$ -I$ -C -n -s -h -u -g -p -D -F -q -N -Q -r -t -c -v -U -i -A -S -J -X --noreport --dirsfirst --filesfirst --gitignore --matchdirs --ignore-case --prune --du --si --charset=$ --filelimit=# --sort=$ --timefmt=$ @files",
+            "-a -d -l -f -x -L# -R -P$ -I$ -C -n -s -h -u -g -p -D -F -q -N -Q -r -t -c -v -U -i -A -S -J -X --noreport --dirsfirst --filesfirst --gitignore --matchdirs --ignore-case --prune --du --si --charset=$ --filelimit=# --sort=$ --timefmt=$ @files @writes",
         ),
         None,
     ),

@@ -2,156 +2,231 @@
 
 use wavesh_parse::Word;
 
-use super::{Entry, positionals};
+use super::{Entry, Judgement};
+use crate::flags::Parsed;
 
 const GREP: &str = "-E -F -G -P -e$ -f$ -i -y -v -w -x -c -L -l -m# -o -q -s -b -H -h -n -T -Z -z -a -I -r -R -U -A# -B# -C# -d$ -D$ --color=? --colour=? \
     --extended-regexp --fixed-strings --basic-regexp --perl-regexp --regexp=$ --file=$ --ignore-case --no-ignore-case --invert-match --word-regexp \
     --line-regexp --count --files-without-match --files-with-matches --max-count=# --only-matching --quiet --silent --no-messages --byte-offset \
     --with-filename --no-filename --label=$ --line-number --initial-tab --null --null-data --text --binary-files=$ --recursive \
     --dereference-recursive --include=$ --exclude=$ --exclude-from=$ --exclude-dir=$ --after-context=# --before-context=# --context=# \
-    --directories=$ --devices=$ --line-buffered --binary --help --version @files @num";
+    --directories=$ --devices=$ --line-buffered --binary --help --version @files @num @writes";
 
-/// `uniq IN OUT` and `comm`-like tools write their second operand: at most one.
-fn at_most_one_operand(args: &[Word]) -> Result<(), String> {
-    let operands = positionals(args);
-    if operands.len() > 1 {
+/// `uniq IN OUT` writes its second operand: at most one (glob operands are counted
+/// after expansion by the classifier).
+fn at_most_one_operand(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+    if let Some(second) = parsed.operands.get(1) {
         return Err(format!(
             "`{}` would be written as the output file",
-            operands[1].raw
+            args[*second].raw
         ));
     }
-    Ok(())
+    Ok(Judgement::default())
 }
 
-/// `date` with an operand not starting with `+` sets the clock (RO-4).
-fn date(args: &[Word]) -> Result<(), String> {
-    match positionals(args)
-        .into_iter()
-        .find(|w| !w.value.starts_with('+'))
-    {
-        Some(word) => Err(format!("`{}` would set the date", word.raw)),
-        None => Ok(()),
+/// `date` with an operand not starting with `+` sets the clock (RO-4); `-d` and `-f`
+/// values are dates and a file of dates, judged by the table and the path policy.
+fn date(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+    let mut judgement = Judgement::default();
+    for &index in &parsed.operands {
+        let word = &args[index];
+        if !word.value.starts_with('+') {
+            return Err(format!("`{}` would set the date", word.raw));
+        }
+        judgement.not_paths.push(index);
     }
+    if parsed.operands.len() > 1 {
+        return Err("`date` with two formats sets the date on some systems".into());
+    }
+    for option in &parsed.options {
+        if matches!(option.name.as_str(), "-d" | "--date")
+            && let Some(index) = option.value_index
+        {
+            judgement.not_paths.push(index);
+        }
+    }
+    Ok(judgement)
 }
 
-/// `sed` scripts must not write (`w`, `W`, `s///w`) or execute (`e`, `s///e`) (RO-4).
-fn sed(args: &[Word]) -> Result<(), String> {
-    let mut scripts = Vec::new();
+/// `sed`: every script is scanned, wherever it is given: `-e` attached inside a
+/// cluster (`-ne'p'`, `-nEe...`), `--expression=`, a file given with `-f`, or the first
+/// operand (RO-4).
+fn sed(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+    let mut judgement = Judgement::default();
     let mut explicit = false;
-    let mut iter = args.iter();
-    while let Some(word) = iter.next() {
-        let value = word.value.as_str();
-        match value {
+    for option in &parsed.options {
+        match option.name.as_str() {
             "-e" | "--expression" => {
                 explicit = true;
-                if let Some(script) = iter.next() {
-                    scripts.push(script.value.clone());
+                let script = option.value.as_deref().unwrap_or("");
+                judgement.paths.extend(sed_script(script)?);
+                if let Some(index) = option.value_index {
+                    judgement.not_paths.push(index);
+                } else {
+                    judgement.not_paths.push(option.index);
                 }
             }
-            "-f" | "--file" => return Err("`sed -f` runs a script this check cannot read".into()),
-            _ if value.starts_with("--expression=") => {
+            "-f" | "--file" => {
                 explicit = true;
-                scripts.push(value["--expression=".len()..].to_owned());
-            }
-            _ if value.starts_with("-e") && value.len() > 2 && !value.starts_with("--") => {
-                explicit = true;
-                scripts.push(value[2..].to_owned());
-            }
-            _ if value.starts_with("--file")
-                || (value.starts_with('-') && !value.starts_with("--") && value.contains('f')) =>
-            {
-                return Err("`sed -f` runs a script this check cannot read".into());
+                let file = option.value.clone().unwrap_or_default();
+                judgement.script_files.push(file);
             }
             _ => {}
         }
     }
-    if !explicit && let Some(first) = positionals(args).first() {
-        scripts.push(first.value.clone());
+    if !explicit && let Some(&first) = parsed.operands.first() {
+        judgement.paths.extend(sed_script(&args[first].value)?);
+        judgement.not_paths.push(first);
     }
-    for script in &scripts {
-        sed_script(script)?;
-    }
-    Ok(())
+    Ok(judgement)
 }
 
-/// Scans a sed script command by command.
-pub(crate) fn sed_script(script: &str) -> Result<(), String> {
+/// Scans a sed script with GNU sed's grammar; `Ok` holds the files it reads (`r`, `R`),
+/// for the path policy. Writing (`w`, `W`, `s///w`) and executing (`e`, `s///e`) refuse,
+/// inside `{}` blocks too; a label ends at `;` or a newline.
+pub fn sed_script(script: &str) -> Result<Vec<String>, String> {
     let chars: Vec<char> = script.chars().collect();
+    let mut reads = Vec::new();
     let mut i = 0;
+    let shown = wavesh_parse::shorten(script);
+    let err = |what: String| Err(format!("the sed script `{shown}` {what}"));
+    let skip_blank = |i: &mut usize| {
+        while *i < chars.len() && matches!(chars[*i], ' ' | '\t') {
+            *i += 1;
+        }
+    };
+    // The rest of the line: a file name or text argument.
+    let to_end_of_line = |i: &mut usize| -> String {
+        let start = *i;
+        while *i < chars.len() && chars[*i] != '\n' {
+            *i += 1;
+        }
+        chars[start..*i].iter().collect()
+    };
     while i < chars.len() {
-        let c = chars[i];
-        match c {
-            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' | ',' | '$' | '+' | '~' => i += 1,
-            '0'..='9' => i += 1,
-            '/' | '\\' => {
-                // An address regex: /re/ or \cREc.
-                let delimiter = if c == '\\' {
+        // Separators between commands.
+        if matches!(chars[i], ' ' | '\t' | '\n' | ';' | '}') {
+            i += 1;
+            continue;
+        }
+        if chars[i] == '#' {
+            to_end_of_line(&mut i);
+            continue;
+        }
+        // Up to two addresses, then `!`.
+        for n in 0..2 {
+            skip_blank(&mut i);
+            match chars.get(i) {
+                Some('0'..='9') => {
+                    while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '~') {
+                        i += 1;
+                    }
+                }
+                Some('$') => i += 1,
+                Some('+' | '~') if n == 1 => {
                     i += 1;
-                    chars.get(i).copied().unwrap_or('/')
-                } else {
-                    c
-                };
-                i = skip_delimited(&chars, i + 1, delimiter);
-                // Flags of an address regex: I, M.
-                while matches!(chars.get(i), Some('I' | 'M')) {
+                    while i < chars.len() && chars[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+                Some('/') => {
+                    i = skip_delimited(&chars, i + 1, '/');
+                    while matches!(chars.get(i), Some('I' | 'M')) {
+                        i += 1;
+                    }
+                }
+                Some('\\') => {
+                    let delimiter = chars.get(i + 1).copied().unwrap_or('/');
+                    i = skip_delimited(&chars, i + 2, delimiter);
+                    while matches!(chars.get(i), Some('I' | 'M')) {
+                        i += 1;
+                    }
+                }
+                _ if n == 1 => break,
+                _ => break,
+            }
+            skip_blank(&mut i);
+            if n == 0 && chars.get(i) == Some(&',') {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        skip_blank(&mut i);
+        while chars.get(i) == Some(&'!') {
+            i += 1;
+            skip_blank(&mut i);
+        }
+        let Some(&command) = chars.get(i) else {
+            break;
+        };
+        i += 1;
+        match command {
+            '{' | '}' | ';' => {}
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
+            'l' | 'L' | 'q' | 'Q' => {
+                skip_blank(&mut i);
+                while i < chars.len() && chars[i].is_ascii_digit() {
                     i += 1;
                 }
             }
+            ':' | 'b' | 't' | 'T' | 'v' => {
+                // A label (or version) ends at `;` or a newline.
+                while i < chars.len() && !matches!(chars[i], ';' | '\n') {
+                    if command != ':' && chars[i] == '}' {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            'a' | 'i' | 'c' => {
+                // Text to the end of the line; a trailing backslash continues it.
+                loop {
+                    let line = to_end_of_line(&mut i);
+                    if line.ends_with('\\') && i < chars.len() {
+                        i += 1;
+                        continue;
+                    }
+                    break;
+                }
+            }
+            'r' | 'R' => {
+                skip_blank(&mut i);
+                let file = to_end_of_line(&mut i);
+                reads.push(file);
+            }
+            'w' | 'W' => return err(format!("writes a file (`{command}`)")),
+            'e' => return err("executes a command (`e`)".into()),
             's' | 'y' => {
-                let delimiter = chars.get(i + 1).copied().unwrap_or('/');
-                let mut j = skip_delimited(&chars, i + 2, delimiter);
-                j = skip_delimited(&chars, j, delimiter);
-                if c == 's' {
-                    while let Some(&flag) = chars.get(j) {
+                let Some(&delimiter) = chars.get(i) else {
+                    return err(format!("has an unfinished `{command}` command"));
+                };
+                if delimiter == '\n' || delimiter == '\\' {
+                    return err(format!(
+                        "has a `{command}` delimiter this check does not read"
+                    ));
+                }
+                i = skip_delimited(&chars, i + 1, delimiter);
+                i = skip_delimited(&chars, i, delimiter);
+                if command == 's' {
+                    while let Some(&flag) = chars.get(i) {
                         match flag {
-                            'w' | 'W' => {
-                                return Err(format!(
-                                    "the sed script `{script}` writes a file (s///w)"
-                                ));
-                            }
-                            'e' => {
-                                return Err(format!(
-                                    "the sed script `{script}` executes a command (s///e)"
-                                ));
-                            }
-                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => j += 1,
+                            'w' | 'W' => return err("writes a file (s///w)".into()),
+                            'e' => return err("executes a command (s///e)".into()),
+                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => i += 1,
                             _ => break,
                         }
                     }
                 }
-                i = j;
-            }
-            'w' | 'W' => return Err(format!("the sed script `{script}` writes a file (`{c}`)")),
-            'e' => {
-                return Err(format!(
-                    "the sed script `{script}` executes a command (`e`)"
-                ));
-            }
-            'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | ':' | 'l' | 'L' | 'q' | 'Q' | 'v' => {
-                // Commands whose argument runs to the end of the line.
-                while i < chars.len()
-                    && chars[i] != '\n'
-                    && !(chars[i] == ';' && matches!(c, 'b' | 't' | 'T' | 'l' | 'q' | 'Q' | 'v'))
-                {
-                    i += 1;
-                }
-            }
-            'p' | 'P' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | '=' | 'z' | 'F' => {
-                i += 1
-            }
-            '#' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
             }
             other => {
-                return Err(format!(
-                    "the sed script `{script}` has a command (`{other}`) this check does not know"
+                return err(format!(
+                    "has a command (`{other}`) this check does not know"
                 ));
             }
         }
     }
-    Ok(())
+    Ok(reads)
 }
 
 /// Index after the next unescaped `delimiter` from `start`.
@@ -165,69 +240,30 @@ fn skip_delimited(chars: &[char], start: usize, delimiter: char) -> usize {
         if chars[i] == delimiter {
             return i + 1;
         }
-        // A newline inside an s command argument is allowed by GNU sed only escaped.
         i += 1;
     }
     i
 }
 
-/// `jq` must not read programs or data it was not given on the command line, nor see the
-/// environment (RO-4).
-fn jq(args: &[Word]) -> Result<(), String> {
-    let mut iter = args.iter();
-    let mut filter_seen = false;
-    while let Some(word) = iter.next() {
-        let value = word.value.as_str();
-        match value {
-            "-f" | "--from-file" | "-L" | "--rawfile" | "--slurpfile" => {
-                return Err(format!(
-                    "`jq {value}` reads a program or file this check cannot see"
-                ));
-            }
-            "--arg" | "--argjson" => {
-                iter.next();
-                iter.next();
-            }
-            "--args" | "--jsonargs" => break,
-            "--indent" => {
-                iter.next();
-            }
-            _ if value.starts_with("-L") => return Err("`jq -L` loads modules".into()),
-            _ if value.starts_with('-') && value != "-" => {
-                // Short clusters such as -r, -c, -n, -e, -s, -j, -a, -S, -C, -M.
-                let known = "rcnesjaSCMRx";
-                if !value.starts_with("--") && !value[1..].chars().all(|c| known.contains(c)) {
-                    return Err(format!("`{value}` is not a known safe jq option"));
-                }
-                if value.starts_with("--") && !JQ_LONG.contains(&value) {
-                    return Err(format!("`{value}` is not a known safe jq option"));
-                }
-            }
-            filter if !filter_seen => {
-                filter_seen = true;
-                for bad in [
-                    "$ENV",
-                    "env",
-                    "include",
-                    "import",
-                    "input_filename",
-                    "$__loc__",
-                    "debug",
-                    "stderr",
-                ] {
-                    if contains_identifier(filter, bad) {
-                        return Err(format!("the jq filter uses `{bad}`"));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
+/// jq builtins and variables that read the environment, files or modules, or write to
+/// stderr (RO-4).
+const JQ_FORBIDDEN: &[&str] = &[
+    "env",
+    "$ENV",
+    "input_filename",
+    "$__loc__",
+    "include",
+    "import",
+    "modulemeta",
+    "get_search_list",
+    "debug",
+    "stderr",
+];
 
-const JQ_LONG: &[&str] = &[
+/// jq options without a value (short letters may be clustered).
+const JQ_FLAGS: &[&str] = &[
     "--raw-output",
+    "--raw-output0",
     "--compact-output",
     "--null-input",
     "--exit-status",
@@ -239,76 +275,166 @@ const JQ_LONG: &[&str] = &[
     "--monochrome-output",
     "--raw-input",
     "--tab",
-    "--raw-output0",
     "--seq",
     "--stream",
     "--stream-errors",
+    "--unbuffered",
+    "--help",
+    "--version",
 ];
 
-fn contains_identifier(text: &str, name: &str) -> bool {
-    let mut start = 0;
-    while let Some(found) = text[start..].find(name) {
-        let at = start + found;
-        let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].chars().next();
-        let is_ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !is_ident(before) && !is_ident(after) || name.starts_with('$') && !is_ident(after) {
-            return true;
+/// `jq`: options with their arity (`--arg NAME VALUE`), the filter wherever it is
+/// (`--args` and `--jsonargs` end the files, not the filter), and the filter's
+/// identifiers with whitespace and comments after `$` removed (RO-4).
+fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
+    let mut judgement = Judgement {
+        only_listed_paths: true,
+        ..Judgement::default()
+    };
+    let mut filter_seen = false;
+    let mut rest_are_args = false;
+    let mut options_done = false;
+    let mut i = 0;
+    while i < args.len() {
+        let value = args[i].value.as_str();
+        let index = i;
+        i += 1;
+        if options_done || !value.starts_with('-') || value == "-" {
+            if !filter_seen {
+                filter_seen = true;
+                judgement.not_paths.push(index);
+                jq_filter(value)?;
+            } else if !rest_are_args {
+                judgement.path_words.push(index);
+            }
+            continue;
         }
-        start = at + name.len();
+        match value {
+            "--" => options_done = true,
+            "--arg" | "--argjson" => {
+                if i + 1 >= args.len() {
+                    return Err(format!("`jq {value}` needs a name and a value"));
+                }
+                i += 2;
+            }
+            "--rawfile" | "--slurpfile" => {
+                return Err(format!(
+                    "`jq {value}` reads a file this check does not judge"
+                ));
+            }
+            "--indent" => {
+                if !args
+                    .get(i)
+                    .is_some_and(|w| w.value.chars().all(|c| c.is_ascii_digit()))
+                {
+                    return Err("`jq --indent` needs a number".into());
+                }
+                i += 1;
+            }
+            "--args" | "--jsonargs" => rest_are_args = true,
+            "-f" | "--from-file" => {
+                return Err(format!(
+                    "`jq {value}` reads a program this check cannot see"
+                ));
+            }
+            _ if value.starts_with("-L") || value.starts_with("--library-path") => {
+                return Err("`jq -L` loads modules from a directory".into());
+            }
+            _ if value.starts_with("--") => {
+                if !JQ_FLAGS.contains(&value) {
+                    return Err(format!("`{value}` is not a known safe jq option"));
+                }
+            }
+            _ => {
+                if let Some(bad) = value[1..].chars().find(|c| !"rcnesjaSCMRh".contains(*c)) {
+                    return Err(format!(
+                        "`-{bad}` (in `{value}`) is not a known safe jq option"
+                    ));
+                }
+            }
+        }
     }
-    false
+    Ok(judgement)
 }
 
-/// `xargs` may only drive commands that are read-only with any argument (RO-4).
-fn xargs(args: &[Word]) -> Result<(), String> {
-    const DRIVEN: &[&str] = &[
-        "echo", "printf", "wc", "grep", "egrep", "fgrep", "head", "tail",
-    ];
-    let mut iter = args.iter();
-    while let Some(word) = iter.next() {
-        let value = word.value.as_str();
-        match value {
-            "-0" | "--null" | "-r" | "--no-run-if-empty" | "-t" | "--verbose" | "-x" | "--exit" => {
-            }
-            "-n" | "-L" | "-P" | "-s" | "-d" | "-E" | "-I" | "--max-args" | "--max-lines"
-            | "--max-procs" | "--delimiter" => {
-                iter.next();
-            }
-            _ if value.starts_with("-n")
-                || value.starts_with("-P")
-                || value.starts_with("-d")
-                || value.starts_with("-I")
-                || value.starts_with("-L") => {}
-            _ if value.starts_with("--max-args=")
-                || value.starts_with("--delimiter=")
-                || value.starts_with("--max-procs=") => {}
-            _ if value.starts_with('-') => {
-                return Err(format!("`{value}` is not a known safe xargs option"));
-            }
-            command => {
-                return if DRIVEN.contains(&command) {
-                    let rest: Vec<Word> = iter.cloned().collect();
-                    if command == "grep" || command == "egrep" || command == "fgrep" {
-                        crate::flags::FlagTable::parse(GREP).check(&rest)
-                    } else {
-                        Ok(())
+/// Refuses a jq filter that uses a [`JQ_FORBIDDEN`] name. Strings are scanned too:
+/// `"\(env)"` interpolates code.
+pub fn jq_filter(filter: &str) -> Result<(), String> {
+    let chars: Vec<char> = filter.chars().collect();
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '$' || ident(c) && (i == 0 || !ident(chars[i - 1])) {
+            let dollar = c == '$';
+            let mut j = if dollar { i + 1 } else { i };
+            if dollar {
+                // `$ ENV` and `$ # comment\n ENV` are `$ENV` to jq's lexer.
+                loop {
+                    while j < chars.len() && chars[j].is_whitespace() {
+                        j += 1;
                     }
-                } else {
-                    Err(format!(
-                        "xargs would run `{command}`, which is not on its read-only list"
-                    ))
-                };
+                    if chars.get(j) == Some(&'#') {
+                        while j < chars.len() && chars[j] != '\n' {
+                            j += 1;
+                        }
+                        continue;
+                    }
+                    break;
+                }
             }
+            let start = j;
+            while j < chars.len()
+                && (ident(chars[j]) || chars[j] == ':' && chars.get(j + 1) == Some(&':'))
+            {
+                j += if chars[j] == ':' { 2 } else { 1 };
+            }
+            let name: String = chars[start..j].iter().collect();
+            let field = !dollar && i > 0 && chars[i - 1] == '.';
+            let full = if dollar { format!("${name}") } else { name };
+            if !field && JQ_FORBIDDEN.contains(&full.as_str()) {
+                return Err(format!("the jq filter uses `{full}`"));
+            }
+            i = j.max(i + 1);
+            continue;
         }
+        i += 1;
     }
     Ok(())
+}
+
+/// `xargs` runs its command with names read from standard input appended: the command
+/// is judged like any other, and the classifier also refuses one with an option that
+/// a read name (`-f.env`) could turn on (RO-4).
+fn xargs(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+    let mut judgement = Judgement {
+        only_listed_paths: true,
+        runs_get_input_names: true,
+        ..Judgement::default()
+    };
+    for option in &parsed.options {
+        if matches!(option.name.as_str(), "-a" | "--arg-file") {
+            if let Some(index) = option.value_index {
+                judgement.path_words.push(index);
+            } else if let Some(value) = &option.value {
+                judgement.paths.push(value.clone());
+            }
+        }
+        if matches!(option.name.as_str(), "-I" | "-i" | "--replace") {
+            // Names replace the string instead of being appended; they are still names.
+        }
+    }
+    let start = parsed.operands.first().copied().unwrap_or(args.len());
+    if start < args.len() {
+        judgement.runs.push(start..args.len());
+    }
+    Ok(judgement)
 }
 
 const SORT: &str = "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z -k$ -t$ -S$ --ignore-leading-blanks --dictionary-order --ignore-case \
     --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort --reverse --version-sort \
     --sort=$ --check=? --merge --stable --unique --zero-terminated --key=$ --field-separator=$ --buffer-size=$ \
-    --parallel=# --debug --help --version @files";
+    --parallel=# --debug --help --version @files @writes";
 
 pub(super) const COMMANDS: &[Entry] = &[
     ("grep", Some(GREP), None),
@@ -318,7 +444,7 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "uniq",
         Some(
-            "-c -d -D -f# -i -s# -u -w# -z --count --repeated --all-repeated=? --skip-fields=# --ignore-case --skip-chars=# --unique --zero-terminated --check-chars=# --group=? @files",
+            "-c -d -D -f# -i -s# -u -w# -z --count --repeated --all-repeated=? --skip-fields=# --ignore-case --skip-chars=# --unique --zero-terminated --check-chars=# --group=? @files @writes",
         ),
         Some(at_most_one_operand),
     ),
@@ -357,7 +483,7 @@ pub(super) const COMMANDS: &[Entry] = &[
         --no-dereference --new-file --unidirectional-new-file --ignore-file-name-case --no-ignore-file-name-case --exclude=$ --exclude-from=$ \
         --starting-file=$ --from-file=$ --to-file=$ --ignore-case --ignore-tab-expansion --ignore-trailing-space --ignore-space-change \
         --ignore-all-space --ignore-blank-lines --ignore-matching-lines=$ --text --strip-trailing-cr --minimal --horizon-lines=# \
-        --speed-large-files --color=? --palette=$ --help --version @files",
+        --speed-large-files --color=? --palette=$ --help --version @files @writes",
         ),
         None,
     ),
@@ -414,16 +540,22 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "sed",
         Some(
-            "-n -E -r -s -u -z -l# --quiet --silent --regexp-extended --separate --unbuffered --null-data --line-length=# --posix --debug --sandbox -e$ --expression=$ @files @writes",
+            "-n -E -r -s -u -z -l# --quiet --silent --regexp-extended --separate --unbuffered --null-data --line-length=# --posix --debug --sandbox -e$ --expression=$ -f$ --file=$ @files @writes",
         ),
         Some(sed),
     ),
     ("jq", None, Some(jq)),
-    ("xargs", None, Some(xargs)),
+    (
+        "xargs",
+        Some(
+            "-0 -a$ -d$ -E$ -e? -I$ -i? -L# -l? -n# -P# -r -s# -t -x --null --arg-file=$ --delimiter=$ --eof=? --replace=? --max-lines=? --max-args=# --max-procs=# --max-chars=# --no-run-if-empty --verbose --exit @files @stop",
+        ),
+        Some(xargs),
+    ),
     (
         "date",
         Some(
-            "-d$ -f$ -I? -R -u --date=$ --file=$ --iso-8601=? --rfc-email --rfc-3339=$ --utc --universal --reference=$ --debug --help --version @files",
+            "-d$ -f$ -r$ -I? -R -u --date=$ --file=$ --iso-8601=? --rfc-email --rfc-3339=$ --utc --universal --reference=$ --debug --help --version @files @writes",
         ),
         Some(date),
     ),
@@ -467,10 +599,43 @@ mod tests {
     }
 
     #[test]
-    fn ro_4_jq_identifiers() {
-        assert!(contains_identifier("$ENV.HOME", "$ENV"));
-        assert!(contains_identifier(".a | env", "env"));
-        assert!(!contains_identifier(".environment", "env"));
-        assert!(!contains_identifier(".envy", "env"));
+    fn ro_4_jq_filters() {
+        for ok in [
+            ".key",
+            ".a.env",
+            ".[] | .name",
+            "map(.x) | length",
+            "\"env\" as $x | 1",
+            ".environment",
+        ] {
+            let verdict = jq_filter(ok);
+            if ok.contains("\"env\"") {
+                assert!(
+                    verdict.is_err(),
+                    "strings are scanned too, fail closed: {ok}"
+                );
+            } else {
+                assert!(verdict.is_ok(), "{ok}: {verdict:?}");
+            }
+        }
+        for bad in [
+            "env",
+            "$ENV.HOME",
+            "$ ENV",
+            "$\tENV",
+            "$ # c\n ENV",
+            "input_filename",
+            "$__loc__",
+            "include \"x\"; .",
+            "import \"a\" as a; .",
+            "\"\\(env.X)\"",
+            "env|keys",
+            "[.[]|env]",
+            "modulemeta",
+            "get_search_list",
+            "debug",
+        ] {
+            assert!(jq_filter(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,0 +1,215 @@
+//! Approvals checked by behaviour (RO-14): command variants generated from the flag
+//! tables are classified, and every approved one runs under `strace -f` in a throwaway
+//! workspace with hostile file names and a fake home of marker secrets. An approved
+//! variant fails the test, by name, when it executes a program its entry does not
+//! list, opens a file for writing, creates, renames or unlinks one, uses a socket or
+//! opens a path on the secret list.
+//!
+//! CI runs a bounded sample (`WAVESH_BEHAVIOUR_SAMPLE`, default 2000 approved
+//! variants); `WAVESH_BEHAVIOUR_FULL=1` runs every approved variant.
+#![cfg(target_os = "linux")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test harness: a failed setup fails the test"
+)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod generate;
+mod observe;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+use support::Scratch;
+use wavesh_policy::commands;
+use wavesh_policy::git_guard::{RealFs, git_context};
+use wavesh_policy::{ClassifyContext, Dialect};
+
+/// Programs any variant may execute besides the commands it names.
+const ALWAYS: &[&str] = &["bash"];
+
+/// Wrappers the classifier looks through.
+const WRAPPERS: &[&str] = &["timeout", "nice", "stdbuf"];
+
+fn workspace(s: &Scratch) {
+    for (name, text) in [
+        ("a.txt", "alpha\nbeta\n"),
+        ("b.txt", "gamma\n"),
+        ("j.json", "{\"key\": 1, \"env\": 2}\n"),
+        ("src/main.rs", "fn main() {}\n"),
+        ("docs/guide.md", "# guide\n"),
+        ("-fprint", "x"),
+        ("--output=x", "x"),
+        ("-Osh", "x"),
+        ("-opwned", "x"),
+        (".env", "MARKER-ENV"),
+        ("config/prod.pem", "MARKER-PEM"),
+    ] {
+        s.file(name, text);
+    }
+    std::os::unix::fs::symlink(s.home.join(".ssh/id_rsa"), s.work.join("link.txt")).unwrap();
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(&s.work)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &s.home)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let _ = git(&["init", "-q", "-b", "main"])
+        && git(&["add", "a.txt", "b.txt", "src"])
+        && git(&["commit", "-qm", "init"]);
+}
+
+/// The programs a variant may execute: the commands it names (wrappers, xargs and
+/// find -exec commands included) and what their entries list.
+fn allowed_programs(command: &str) -> Vec<String> {
+    let analysis = wavesh_parse::analyze(command, Dialect::Bash);
+    let mut allowed: Vec<String> = ALWAYS.iter().map(|s| (*s).to_owned()).collect();
+    for simple in &analysis.commands {
+        for word in &simple.argv {
+            let value = word.value.as_str();
+            allowed.extend(commands::runs(value).iter().map(|s| (*s).to_owned()));
+            if commands::lookup(value).is_some()
+                || WRAPPERS.contains(&value)
+                || value == "git"
+                || value == "gh"
+            {
+                allowed.push(value.to_owned());
+            }
+        }
+    }
+    allowed
+}
+
+#[test]
+fn ro_14_approved_variants_have_no_effect() {
+    if let Err(why) = observe::strace_works() {
+        eprintln!("SKIPPED: the behaviour check needs strace (Debian package strace): {why}");
+        return;
+    }
+    let probe = Scratch::new("behaviour-probe");
+    workspace(&probe);
+    let ctx = ClassifyContext {
+        home: probe.home.clone(),
+        cwd: probe.work.clone(),
+        git: git_context(&probe.work, &[], &RealFs),
+        ..ClassifyContext::default()
+    };
+    let all = generate::variants();
+    let mut approved: Vec<String> = all
+        .iter()
+        .filter(|v| wavesh_policy::check(v, Dialect::Bash, &ctx).read_only)
+        .cloned()
+        .collect();
+    approved.sort();
+    approved.dedup();
+    let full = std::env::var_os("WAVESH_BEHAVIOUR_FULL").is_some_and(|v| v == "1");
+    let limit = std::env::var("WAVESH_BEHAVIOUR_SAMPLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000usize);
+    let sample: Vec<String> = if full || approved.len() <= limit {
+        approved.clone()
+    } else {
+        // A deterministic spread over the whole approved set.
+        (0..limit)
+            .map(|i| approved[i * approved.len() / limit].clone())
+            .collect()
+    };
+    drop(probe);
+    let failures = Mutex::new(Vec::new());
+    let timeouts = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let chunks: Vec<&[String]> = sample
+        .chunks(sample.len().div_ceil(threads).max(1))
+        .collect();
+    std::thread::scope(|scope| {
+        for (t, chunk) in chunks.iter().enumerate() {
+            let failures = &failures;
+            let timeouts = &timeouts;
+            scope.spawn(move || {
+                let mut s = Scratch::new(&format!("behaviour-{t}"));
+                workspace(&s);
+                let log = s.root.join("strace.log");
+                for variant in chunk.iter() {
+                    let observed =
+                        observe::run(variant, &s.work, &s.home, &log, &allowed_programs(variant));
+                    if observed.timed_out {
+                        timeouts.lock().unwrap().push(variant.clone());
+                    }
+                    if !observed.effects.is_empty() {
+                        failures.lock().unwrap().push(format!(
+                            "{variant}\n    {}",
+                            observed.effects.join("\n    ")
+                        ));
+                        // Start the next variant from a clean workspace.
+                        s = Scratch::new(&format!("behaviour-{t}"));
+                        workspace(&s);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    let timeouts = timeouts.into_inner().unwrap();
+    eprintln!(
+        "behaviour: {} variants generated, {} approved, {} run ({}), {} timed out (killed), {} with an effect",
+        all.len(),
+        approved.len(),
+        sample.len(),
+        if full { "full run" } else { "bounded sample" },
+        timeouts.len(),
+        failures.len()
+    );
+    for variant in &timeouts {
+        eprintln!("  timed out (still running after 5 s, killed): {variant}");
+    }
+    assert!(
+        failures.is_empty(),
+        "approved variants with an observed effect:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        sample.len() >= 500.min(approved.len()),
+        "the sample is too small to mean anything"
+    );
+}
+
+#[test]
+fn ro_14_the_observer_sees_effects() {
+    if let Err(why) = observe::strace_works() {
+        eprintln!("SKIPPED: the behaviour check needs strace (Debian package strace): {why}");
+        return;
+    }
+    let s = Scratch::new("behaviour-self");
+    workspace(&s);
+    let log = s.root.join("strace.log");
+    let run = |command: &str| {
+        observe::run(command, &s.work, &s.home, &log, &allowed_programs(command)).effects
+    };
+    let has = |effects: &[String], what: &str| effects.iter().any(|e| e.contains(what));
+    assert!(run("cat a.txt").is_empty(), "{:?}", run("cat a.txt"));
+    assert!(has(&run("cat a.txt > out.txt"), "for writing"));
+    assert!(has(&run("touch new.txt"), "executes"));
+    assert!(has(&run("cat link.txt"), "secret"));
+    assert!(has(&run("cat ~/.netrc"), "secret"));
+    assert!(has(&run("mv b.txt c.txt"), "rename"));
+    assert!(has(&run("echo x | cat > /dev/null; rm -f a.txt"), "unlink"));
+    assert!(has(&run("cat < /dev/tcp/127.0.0.1/9"), "socket"));
+    let found = run("find src -name main.rs -exec sh -c : \\;");
+    assert!(has(&found, "executes"), "{found:?}");
+    assert!(
+        has(&run("date -s 2000-01-01"), "clock_settime")
+            || has(&run("date -s 2000-01-01"), "settimeofday")
+    );
+    let _ = Path::new("/");
+}
