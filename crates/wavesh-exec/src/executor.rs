@@ -397,6 +397,7 @@ impl Executor {
             return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
         }
         let id = format!("b{}", random_name(8));
+        self.dir.ensure_room()?;
         let (output, output_path) = self.dir.create_file(&format!("{id}-output"), ".log")?;
         let background = request.mode == Mode::Background;
         let cwd_file = if background {
@@ -504,8 +505,28 @@ impl Executor {
     }
 
     /// Writes the command to a private file and unlinks it at once: the open descriptor
-    /// is all the shell needs, and nothing is left behind whatever happens next.
+    /// is all the shell needs, and nothing is left behind whatever happens next. On Linux
+    /// it is a memfd, in no file system at all: it takes no room in the private
+    /// directory (a full disk cannot lose a command's output byte to it) and has no name.
     fn command_file(&self, command: &str) -> Result<std::fs::File, ExecError> {
+        #[cfg(target_os = "linux")]
+        {
+            let path = PathBuf::from("memfd:wavesh-command");
+            let made = rustix::fs::memfd_create("wavesh-command", rustix::fs::MemfdFlags::CLOEXEC)
+                .map_err(std::io::Error::from)
+                .and_then(|fd| {
+                    let mut file = std::fs::File::from(fd);
+                    file.write_all(command.as_bytes())?;
+                    file.seek(SeekFrom::Start(0))?;
+                    Ok(file)
+                });
+            match made {
+                Ok(file) => return Ok(file),
+                // Kernels without memfd (before 3.17): the private file below.
+                Err(error) if error.raw_os_error() == Some(libc::ENOSYS) => {}
+                Err(source) => return Err(ExecError::CommandFile { path, source }),
+            }
+        }
         let (mut file, path) = self.dir.create_file("command", "")?;
         crate::job::remove_quietly(&path);
         let write = (|| {

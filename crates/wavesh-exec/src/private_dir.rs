@@ -102,6 +102,22 @@ impl PrivateDir {
         &self.path
     }
 
+    /// Fails, naming the directory, when its file system has no free block left: a
+    /// command started there could not write a byte of its output, and its own error
+    /// message would be lost with the rest.
+    pub fn ensure_room(&self) -> Result<(), PrivateDirError> {
+        #[cfg(unix)]
+        if let Ok(stats) = rustix::fs::statvfs(&self.path)
+            && stats.f_bavail == 0
+        {
+            return Err(PrivateDirError::File {
+                dir: self.path.clone(),
+                source: io::Error::from_raw_os_error(libc::ENOSPC),
+            });
+        }
+        Ok(())
+    }
+
     /// Creates a new empty file `<prefix>-<random><suffix>`, 0600, opened read-write.
     pub fn create_file(
         &self,
