@@ -113,15 +113,18 @@ fn kill_2_mcp_sigterm_ends_the_tree() {
     );
 }
 
-/// Malformed requests get errors that name the problem and the server keeps serving.
+/// Malformed requests get errors that name the problem and the server keeps serving;
+/// an unknown tool is a protocol error (MCP-2: -32602, protocol 2025-11-25).
 #[test]
-fn schema_1_mcp_malformed_requests() {
+fn schema_1_mcp_2_mcp_malformed_requests() {
     let ws = Workspace::new();
     let mut raw = Mcp::start(&ws, &[]);
     let unknown = raw.call(2, "Nope", serde_json::json!({}));
-    assert_eq!(unknown["result"]["isError"], true, "{unknown}");
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     assert!(
-        result_text(&unknown).contains("unknown tool `Nope`"),
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool `Nope`")),
         "{unknown}"
     );
     let wrong = raw.call(3, "Bash", serde_json::json!({"command": 5}));
@@ -135,7 +138,8 @@ fn schema_1_mcp_malformed_requests() {
         "{missing}"
     );
 
-    // Not JSON, then not UTF-8: a parse error with id null, or nothing; serving goes on.
+    // Not JSON: a parse error with id null. Not UTF-8, with a readable id: a parse
+    // error with that id. Serving goes on.
     raw.send_bytes(b"this is not json");
     raw.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 9, \"method\": \"ping\xff\xfe\"}");
     let (pong, others) = {
@@ -143,14 +147,32 @@ fn schema_1_mcp_malformed_requests() {
         raw.answer_with_others(5)
     };
     assert!(pong.get("result").is_some(), "{pong}");
-    for other in &others {
-        if other.get("error").is_some() {
-            assert!(
-                other["id"].is_null(),
-                "a parse error carries id null: {other}"
-            );
-        }
-    }
+    let codes: Vec<(serde_json::Value, serde_json::Value)> = others
+        .iter()
+        .map(|other| (other["id"].clone(), other["error"]["code"].clone()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (serde_json::Value::Null, (-32700).into()),
+            (9.into(), (-32700).into())
+        ],
+        "{others:?}"
+    );
+    // `arguments` that are not an object: -32602 naming the problem.
+    raw.send(
+        10,
+        "tools/call",
+        serde_json::json!({"name": "Bash", "arguments": "ls"}),
+    );
+    let odd = raw.answer(10);
+    assert_eq!(odd["error"]["code"], -32602, "{odd}");
+    assert!(
+        odd["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`arguments` must be a JSON object")),
+        "{odd}"
+    );
 
     // A 20 MB command arrives whole (rmcp's default line limit is 16 MiB).
     let big = format!("printf %s {} | wc -c", "x".repeat(20_000_000));
