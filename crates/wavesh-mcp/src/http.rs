@@ -369,8 +369,11 @@ async fn handle(state: &State, request: Request<Incoming>, peer: SocketAddr) -> 
     let limit = state.config.max_message_bytes;
     let bytes = match read_body(body, limit).await {
         Ok(bytes) => bytes,
-        Err(BodyError::TooLarge(head)) => {
+        Err(BodyError::TooLarge { head, rest }) => {
             tracing::warn!(%peer, limit, "refused an MCP request body over the size limit");
+            // The answer goes now; the rest of the body is read and thrown away as it
+            // arrives (a client blocked on sending it would never read the answer).
+            tokio::spawn(drain(rest));
             return json(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 crate::lines::too_long_reply(&head, limit),
@@ -440,9 +443,29 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
 }
 
 enum BodyError {
-    /// Over the limit: the bytes read up to it (the rest is not read).
-    TooLarge(Vec<u8>),
+    /// Over the limit: the bytes read up to it, and the body still unread.
+    TooLarge {
+        head: Vec<u8>,
+        rest: Incoming,
+    },
     Read(hyper::Error),
+}
+
+/// The most of an over-limit body that is read and dropped before the connection is
+/// closed instead.
+const DRAIN_MAX_BYTES: u64 = 4 << 30;
+
+/// Reads the rest of an over-limit body without keeping it.
+async fn drain(mut rest: Incoming) {
+    let mut seen = 0u64;
+    while let Some(Ok(frame)) = rest.frame().await {
+        if let Ok(data) = frame.into_data() {
+            seen += data.len() as u64;
+            if seen > DRAIN_MAX_BYTES {
+                return;
+            }
+        }
+    }
 }
 
 async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
@@ -455,7 +478,10 @@ async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError>
         if collected.len() + data.len() > limit {
             let room = limit - collected.len();
             collected.extend_from_slice(&data[..room]);
-            return Err(BodyError::TooLarge(collected));
+            return Err(BodyError::TooLarge {
+                head: collected,
+                rest: body,
+            });
         }
         collected.extend_from_slice(&data);
     }

@@ -11,6 +11,51 @@ use crate::util::{
 };
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
+const RAW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_raw.py");
+
+/// A scenario of `mcp_raw.py`: the protocol byte by byte (standard library only).
+fn raw_scenario(name: &str) {
+    let python = python();
+    let mut cmd = Command::new(&python);
+    cmd.arg(RAW).arg(WAVESH).arg(name);
+    let run = Run::of(cmd);
+    assert!(
+        run.output.status.success(),
+        "MCP raw scenario {name} failed (python: {python:?})\n{run}"
+    );
+}
+
+/// MCP-2 on stdio: a lone surrogate, invalid UTF-8, NaN, truncated JSON, float, huge
+/// and object ids, a batch, an unknown tool, non-object arguments, a 300 MiB line: each
+/// answered within 1 s with its id when readable; serving goes on; peak memory under
+/// 100 MiB.
+#[test]
+fn mcp_2_bad_input_matrix_stdio() {
+    raw_scenario("bad-input-stdio");
+}
+
+/// MCP-2 over HTTP: the same matrix as JSON-RPC errors in 4xx answers (413 for the
+/// 300 MiB body, answered before it is sent); a 20 MB command still works.
+#[test]
+fn mcp_2_bad_input_matrix_http() {
+    raw_scenario("bad-input-http");
+}
+
+/// MCP-1: no or a wrong token → 401 (logged without the token); a foreign Origin or Host
+/// → 403; the generated token is printed once and written 0600; `--http-no-auth` is
+/// refused off loopback.
+#[test]
+fn mcp_1_http_token_origin_and_host() {
+    raw_scenario("http-security");
+}
+
+/// MCP-1: 50 concurrent sessions with a background task each are isolated; DELETE ends
+/// one session's processes within 2 s and SIGTERM all of them within 2 s; past
+/// `--http-max-sessions` a new session is refused.
+#[test]
+fn mcp_1_http_sessions_are_isolated_and_end_with_everything() {
+    raw_scenario("http-sessions");
+}
 
 fn scenario(name: &str) {
     let python = python();
