@@ -133,6 +133,11 @@ pub struct McpArgs {
     /// The policy mode: default, plan, acceptEdits or bypassPermissions.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub mode: wavesh_policy::PermissionMode,
+    /// The client's file-reading tool, if it has one that reads this machine's files:
+    /// texts then point to it for output files. Without it, TaskOutput pages through
+    /// output itself (the client may be on another machine).
+    #[arg(long, value_name = "NAME")]
+    pub host_read_tool: Option<String>,
     /// The largest incoming message (a stdio line, an HTTP body) in bytes; past it the
     /// message gets an error reply and is skipped without being held.
     #[arg(long, value_name = "BYTES", default_value_t = wavesh_mcp::DEFAULT_MAX_MESSAGE_BYTES)]

@@ -290,6 +290,7 @@ fn mcp_session(
 ) -> anyhow::Result<(Arc<Session>, wavesh_mcp::Permissions)> {
     let mut builder = session_builder(&args.workspace, |config| {
         config.seal_read_only = !args.no_seal;
+        config.read_tool.clone_from(&args.host_read_tool);
     })?;
     if args.no_login_env {
         builder.no_login_env();

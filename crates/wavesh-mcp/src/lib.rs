@@ -291,7 +291,7 @@ fn progress_sink(context: &RequestContext<RoleServer>) -> Option<wavesh_exec::Pr
     }))
 }
 
-/// Hints for clients: Bash can do anything, anywhere; TaskOutput only reads; TaskStop
+/// Hints for clients: Bash can do anything, anywhere; TaskOutput and TaskList only read; TaskStop
 /// ends processes but touches nothing outside them. Aliases (`KillShell`, `BashOutput`,
 /// ...) are accepted by name but not listed: every client here calls tools by the names
 /// it lists, so extra entries would only crowd the model's tool list.
@@ -300,6 +300,9 @@ fn annotations(name: &str) -> ToolAnnotations {
         wavesh_tool::BASH_TOOL_NAME => ("Run a shell command", false, true, true),
         wavesh_tool::task_tools::TASK_OUTPUT_TOOL_NAME => {
             ("Read a background task", true, false, false)
+        }
+        wavesh_tool::task_tools::TASK_LIST_TOOL_NAME => {
+            ("List background tasks", true, false, false)
         }
         _ => ("Stop a background task", false, true, false),
     };
@@ -314,6 +317,7 @@ fn known_tool(name: &str) -> bool {
     name == wavesh_tool::BASH_TOOL_NAME
         || wavesh_tool::task_tools::is_task_output(name)
         || wavesh_tool::task_tools::is_task_stop(name)
+        || wavesh_tool::task_tools::is_task_list(name)
 }
 
 fn tool_result(content: Vec<ContentBlock>, output: &ToolOutput) -> CallToolResult {

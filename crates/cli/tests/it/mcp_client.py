@@ -76,7 +76,7 @@ async def cwd_scenario(binary):
                 await session.initialize()
                 tools = await session.list_tools()
                 names = [tool.name for tool in tools.tools]
-                check(names == ["Bash", "TaskOutput", "TaskStop"], f"tools: {names}")
+                check(names == ["Bash", "TaskOutput", "TaskStop", "TaskList"], f"tools: {names}")
                 description = tools.tools[0].description
                 check("600000" in description, "description names the maximum timeout")
 
@@ -193,8 +193,12 @@ async def tasks_scenario(binary):
         async with stdio_client(server(binary, workspace)) as (read, write):
             async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as session:
                 await session.initialize()
-                names = sorted(tool.name for tool in (await session.list_tools()).tools)
-                check(names == ["Bash", "TaskOutput", "TaskStop"], f"tools: {names}")
+                listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+                names = sorted(listed)
+                check(names == ["Bash", "TaskList", "TaskOutput", "TaskStop"], f"tools: {names}")
+                # MCP-4: no Read tool here, so TaskOutput is first-class and names none.
+                check("DEPRECATED" not in listed["TaskOutput"].description, listed["TaskOutput"].description)
+                check("Read" not in listed["TaskOutput"].description, listed["TaskOutput"].description)
 
                 started = await session.call_tool(
                     "Bash", {"command": "sleep 0.3; echo bgdone", "run_in_background": True, "description": "Short job"}
@@ -226,6 +230,11 @@ async def tasks_scenario(binary):
                 output = await session.call_tool("TaskOutput", {"task_id": task})
                 check("<status>completed</status>" in text_of(output) and "bgdone" in text_of(output), text_of(output))
                 check(not output.is_error, text_of(output))
+                # MCP-4: paging through the output, and the task list.
+                page = await session.call_tool("TaskOutput", {"task_id": task, "offset": 0, "limit": 2})
+                check("<output_bytes>0-2 of 7</output_bytes>" in text_of(page) and "<next_offset>2</next_offset>" in text_of(page), text_of(page))
+                listing = await session.call_tool("TaskList", {})
+                check(f"{task} completed, exit code 0" in text_of(listing) and f"{long_task} running" in text_of(listing), text_of(listing))
 
                 stopped = await session.call_tool("KillShell", {"shell_id": long_task})
                 check(text_of(stopped).startswith(f"Stopped task {long_task}"), text_of(stopped))
@@ -381,7 +390,7 @@ async def client_suite_scenario(binary):
         for mode in ("legacy", "auto"):
             async with Client(params(), mode=mode) as client:
                 tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-                check(sorted(tools) == ["Bash", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
+                check(sorted(tools) == ["Bash", "TaskList", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
                 schema = tools["Bash"].input_schema
                 check(schema.get("required") == ["command"] and schema.get("additionalProperties") is False, f"{mode}: {schema}")
                 check(tools["Bash"].annotations.destructive_hint is True, f"{mode}: {tools['Bash'].annotations}")
