@@ -363,8 +363,15 @@ async fn handle(state: &State, request: Request<Incoming>, peer: SocketAddr) -> 
     }
     let (parts, body) = request.into_parts();
     if parts.method != http::Method::POST {
+        let delete = parts.method == http::Method::DELETE;
         let request = Request::from_parts(parts, Full::new(Bytes::new()));
-        return state.mcp.handle(request).await;
+        let mut response = state.mcp.handle(request).await;
+        // rmcp says 202 to a DELETE; clients (the Python SDK) take only 200 or 204 as
+        // "the session ended".
+        if delete && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        return response;
     }
     let limit = state.config.max_message_bytes;
     let bytes = match read_body(body, limit).await {
