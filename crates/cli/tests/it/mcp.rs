@@ -49,6 +49,12 @@ fn mcp_1_http_token_origin_and_host() {
     raw_scenario("http-security");
 }
 
+/// MCP-1: a session idle past `--http-idle-timeout` ends with everything it started.
+#[test]
+fn mcp_1_http_idle_session_ends_with_everything() {
+    raw_scenario("http-idle");
+}
+
 /// MCP-1: 50 concurrent sessions with a background task each are isolated; DELETE ends
 /// one session's processes within 2 s and SIGTERM all of them within 2 s; past
 /// `--http-max-sessions` a new session is refused.
@@ -95,6 +101,13 @@ fn rule_5_mcp_permission_modes() {
 #[test]
 fn schema_1_mcp_client_suite_both_protocols() {
     scenario("client-suite");
+}
+
+/// MCP-1 through the Python client over Streamable HTTP: progress, logging,
+/// resources/updated and elicitation through SSE; DELETE ends the session's processes.
+#[test]
+fn mcp_1_python_client_over_http() {
+    scenario("http");
 }
 
 /// EXEC-5/6 through MCP: progress notifications; a cancelled call ends its whole tree.

@@ -419,7 +419,80 @@ async def client_suite_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
+async def http_scenario(binary):
+    """MCP-1 through the Python client's Streamable HTTP transport: with the bearer token,
+    server-to-client traffic comes through SSE — progress, logging, resources/updated to
+    a subscriber, an elicitation without stray _meta — and ending the session (DELETE)
+    ends its processes."""
+    import re
+    import subprocess
+
+    import mcp.types as types
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    marker = str(uuid.uuid4().int % 10**12).zfill(12)
+    env = server(binary, workspace).env
+    env["WAVESH_MCP_TOKEN"] = "py-token"
+    proc = subprocess.Popen(
+        [binary, "mcp", "--cwd", workspace, "--http", "127.0.0.1:0", "--permission-mode", "wavesh"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+    url = None
+    while url is None:
+        line = proc.stderr.readline().decode()
+        check(line, "the server did not start")
+        found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+        url = found and found.group(1)
+    logs, updates, asked, progress = [], [], [], []
+
+    async def on_log(params):
+        logs.append(params)
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", "") == "notifications/resources/updated":
+            updates.append(str(root.params.uri))
+
+    async def elicit(context, params):
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"allow": True})
+
+    async def on_progress(value, total, message):
+        progress.append(value)
+
+    try:
+        async with create_mcp_http_client(headers={"Authorization": "Bearer py-token"}) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message, elicitation_callback=elicit) as session:
+                    init = await session.initialize()
+                    check(init.capabilities.resources.subscribe is True, f"capabilities: {init.capabilities}")
+                    started = await session.call_tool("Bash", {"command": "sleep 0.3; echo done", "run_in_background": True})
+                    task = started.structured_content["backgroundTaskId"]
+                    await session.subscribe_resource(f"wavesh://tasks/{task}")
+                    check(await wait_for(lambda: updates and logs, 5), f"updates {updates}, logs {logs}")
+                    check(updates == [f"wavesh://tasks/{task}"], f"updates: {updates}")
+                    result = await session.call_tool("Bash", {"command": "sleep 2.5; echo slow"}, progress_callback=on_progress)
+                    check(text_of(result).endswith("slow") and progress and progress[0] >= 2, f"progress {progress}: {text_of(result)!r}")
+                    result = await session.call_tool("Bash", {"command": "touch over-http.txt"})
+                    check(any("touch over-http.txt" in params.message for params in asked), f"asked: {asked}")
+                    check(all(params.meta is None for params in asked), f"stray _meta: {asked}")
+                    check(os.path.exists(os.path.join(workspace, "over-http.txt")), f"approved: {text_of(result)!r}")
+                    await session.call_tool("Bash", {"command": f"sleep 300.{marker}", "run_in_background": True})
+                    check(await wait_for(lambda: live_pids_with(f"300.{marker}"), 5), "task did not start")
+        # Leaving the client sends DELETE: the session's processes end, the server stays.
+        gone = await wait_for(lambda: not live_pids_with(f".{marker}"), 2.0)
+        check(gone, f"processes left after DELETE: {live_pids_with(marker)}")
+        check(proc.poll() is None, "the server stopped with the session")
+        print("http scenario: ok")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"http": http_scenario, "client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]

@@ -582,7 +582,31 @@ def http_sessions(binary, workspace):
     print("http-sessions: ok")
 
 
+def http_idle(binary, workspace):
+    """MCP-1: a session without requests for --http-idle-timeout ends with everything it
+    started; the server and its other sessions go on."""
+    marker = str(uuid.uuid4().int % 10**9).zfill(9)
+    proc, port, _, _ = start_http(binary, workspace, "--http-idle-timeout", "1")
+    try:
+        idle = Http(port)
+        idle.tool(2, "Bash", {"command": f"sleep 300.{marker}", "run_in_background": True})
+        check(wait_for(lambda: live_pids_with(f"300.{marker}"), 5), "the task did not start")
+        last = time.monotonic()
+        gone = wait_for(lambda: not live_pids_with(f"300.{marker}"), 1 + 2.0)
+        check(gone, "an idle session's task outlived the idle timeout by 2 s")
+        print(f"idle session ended with its task {time.monotonic() - last:.2f} s after its last request")
+        status, _, _ = idle.post(dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        check(status == 404, f"an expired session answers 404, not {status}")
+        fresh = Http(port)
+        check(fresh.tool(4, "Bash", {"command": "echo alive"})["content"][0]["text"] == "alive", "a new session works")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+    print("http-idle: ok")
+
+
 SCENARIOS = {
+    "http-idle": http_idle,
     "bad-input-stdio": bad_input_stdio,
     "bad-input-http": bad_input_http,
     "http-security": http_security,
