@@ -400,6 +400,19 @@ impl ServerHandler for WaveshServer {
         Ok(())
     }
 
+    /// A method wavesh does not have: -32601 naming it (rmcp's message is the bare name).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: `{}`", request.method),
+            None,
+        ))
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if !self.announcing.swap(true, Ordering::SeqCst) {
             tokio::spawn(announce_tasks(

@@ -292,6 +292,8 @@ def expect_error(message, expected_id, code, what):
     check(message["error"]["code"] == code, f"{what}: code {message['error']['code']}, wanted {code}: {message}")
     check(message.get("id") == expected_id, f"{what}: id {message.get('id')!r}, wanted {expected_id!r}: {message}")
     check(message["error"].get("message"), f"{what}: no message")
+    if code == -32601:
+        check("Method not found: `no/such`" in message["error"]["message"], f"{what}: {message}")
 
 
 def bad_input_stdio(binary, workspace):
