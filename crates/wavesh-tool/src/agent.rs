@@ -244,7 +244,12 @@ impl<'a> Agent<'a> {
                 Some(finished.output.keep())
             }
         };
-        if succeeded && let Some(stale) = crate::read_state::stale_message(&started.read_files) {
+        if succeeded
+            && let Some(stale) = crate::read_state::stale_message(
+                &started.read_files,
+                self.shared.config.read_tool(),
+            )
+        {
             notes.push(stale);
         }
         if let Some(reminder) = gh_note {
