@@ -9,5 +9,6 @@ pub const WAVE_GIT_BASH_PATH: &str = "WAVE_GIT_BASH_PATH";
 
 /// Variables removed from every command's environment. A non-interactive bash sources
 /// the file named by `BASH_ENV` (and a POSIX-mode one `ENV`) before the command, which
-/// would bring the user's rc files back in (EXEC-2).
-pub const STRIPPED_FROM_COMMANDS: &[&str] = &["BASH_ENV", "ENV"];
+/// would bring the user's rc files back in (EXEC-2). `WAVESH_MCP_TOKEN` is the bearer
+/// token of `wavesh mcp --http`: no command, nor the model reading its output, sees it.
+pub const STRIPPED_FROM_COMMANDS: &[&str] = &["BASH_ENV", "ENV", "WAVESH_MCP_TOKEN"];

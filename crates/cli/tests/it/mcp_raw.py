@@ -436,6 +436,9 @@ def http_security(binary, workspace):
             print(f"{what}: HTTP 401")
         client = Http(port)
         check(client.tool(2, "Bash", {"command": "echo authorized"})["content"][0]["text"] == "authorized", "authorized call")
+        # Commands (and so the model) never see the token.
+        seen = text_of(client.tool(5, "Bash", {"command": 'echo "[${WAVESH_MCP_TOKEN-unset}]"; env | grep -c test-token'}))
+        check(seen.startswith("[unset]") and "test-token" not in seen, f"the token reached a command: {seen!r}")
         for extra, what in (
             ({"Origin": "http://evil.example"}, "a foreign Origin"),
             ({"Origin": "https://localhost.evil.example"}, "a look-alike Origin"),
