@@ -534,6 +534,8 @@ def http_sessions(binary, workspace):
         t.join()
     check(not errors, f"sessions that failed: {errors}")
     check(len({s.session for s in sessions}) == count, "session ids are distinct")
+    # Distinct task ids make the foreign-id checks below bite.
+    check(len({s.task for s in sessions}) == count, "task ids are distinct")
     check(wait_for(lambda: len(live_pids_with(f"300.{marker}")) >= count, 20), f"tasks running: {len(live_pids_with(f'300.{marker}'))}")
     status, _, messages = Http(port, init=False).post(dumps(INIT))
     check(status == 503, f"session {count + 1}: HTTP {status} {messages}")
@@ -548,10 +550,11 @@ def http_sessions(binary, workspace):
             check(f"secret-{i}-{marker}" in text, f"session {i} reads its own task: {text}")
             check(f"secret-{(i + 1) % count}-" not in text, f"session {i} sees another's output")
             foreign = client.tool(4, "TaskOutput", {"task_id": other.task, "block": False})
-            if other.task != client.task:
-                check(foreign.get("isError") and other.task in text_of(foreign), f"session {i} reads session {(i + 1) % count}'s task: {text_of(foreign)}")
-                stop = client.tool(5, "TaskStop", {"task_id": other.task})
-                check(stop.get("isError"), f"session {i} stopped another's task: {text_of(stop)}")
+            check(foreign.get("isError") and other.task in text_of(foreign), f"session {i} reads session {(i + 1) % count}'s task: {text_of(foreign)}")
+            stop = client.tool(5, "TaskStop", {"task_id": other.task})
+            check(stop.get("isError"), f"session {i} stopped another's task: {text_of(stop)}")
+            listed = text_of(client.tool(7, "TaskList", {}))
+            check(listed.startswith(client.task) and other.task not in listed and len(listed.splitlines()) == 1, f"session {i} lists {listed!r}")
             resources = client.request(6, "resources/list")["result"]["resources"]
             uris = [r["uri"] for r in resources]
             check(uris == [f"wavesh://tasks/{client.task}"], f"session {i} lists {uris}")
