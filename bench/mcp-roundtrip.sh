@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# MCP round trip of tools/call Bash `true` against bash -c true (see bench/mcp-roundtrip.py).
+# MCP round trip of tools/call Bash `true`, over stdio and over Streamable HTTP, against
+# bash -c true (see bench/mcp-roundtrip.py).
 # Usage: bench/mcp-roundtrip.sh [RUNS]   (needs the .venv that .ci/run creates)
 set -euo pipefail
 cd "$(dirname "$0")/.."

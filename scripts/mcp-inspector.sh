@@ -17,7 +17,7 @@ inspector="$dir/node_modules/.bin/mcp-inspector"
 export XDG_STATE_HOME="$dir/state"
 
 tools="$("$inspector" --cli "$wavesh" mcp --no-login-env --cwd "$dir" --method tools/list)"
-for name in Bash TaskOutput TaskStop; do
+for name in Bash TaskOutput TaskStop TaskList; do
   grep -q "\"name\": \"$name\"" <<<"$tools" || { echo "inspector: tool $name not listed" >&2; exit 1; }
 done
 call="$("$inspector" --cli "$wavesh" mcp --no-login-env --cwd "$dir" \

@@ -439,9 +439,9 @@ async fn kill_a_lost_subreaper_does_not_hang_its_command() {
         Duration::from_secs(10),
         session.task_output(
             wavesh_tool::TaskOutputInput {
-                task_id: id,
                 block: true,
                 timeout_ms: 10_000,
+                ..wavesh_tool::TaskOutputInput::new(id)
             },
             &CallContext::default(),
         ),

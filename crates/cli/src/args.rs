@@ -20,7 +20,8 @@ pub enum Command {
     /// input is invalid). A command moved to the background keeps running after wavesh
     /// exits; its process group is printed on stderr.
     Run(RunArgs),
-    /// Serve the Bash tool over MCP on stdin/stdout; one connection is one session.
+    /// Serve the Bash tool over MCP: on stdin/stdout (one connection is one session), or
+    /// over Streamable HTTP with `--http` (one `Mcp-Session-Id` is one session).
     Mcp(McpArgs),
     /// Probe the login shell's environment as a session would, and show what is adopted.
     Env(EnvArgs),
@@ -109,7 +110,7 @@ pub struct McpArgs {
     #[arg(long)]
     pub no_login_env: bool,
     /// Resume (or name) a session: its shell is recorded and reused.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "addr")]
     pub session_id: Option<String>,
     /// Where session records are kept (default: $XDG_STATE_HOME/wavesh or
     /// ~/.local/state/wavesh).
@@ -132,6 +133,59 @@ pub struct McpArgs {
     /// The policy mode: default, plan, acceptEdits or bypassPermissions.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub mode: wavesh_policy::PermissionMode,
+    /// The client's file-reading tool, if it has one that reads this machine's files:
+    /// texts then point to it for output files. Without it, TaskOutput pages through
+    /// output itself (the client may be on another machine).
+    #[arg(long, value_name = "NAME")]
+    pub host_read_tool: Option<String>,
+    /// The largest incoming message (a stdio line, an HTTP body) in bytes; past it the
+    /// message gets an error reply and is skipped without being held.
+    #[arg(long, value_name = "BYTES", default_value_t = wavesh_mcp::DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// Streamable HTTP.
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (port 0 picks a
+    /// free one; the address served is printed on stderr). Requests need
+    /// `Authorization: Bearer TOKEN`: the token is WAVESH_MCP_TOKEN, or one generated
+    /// and printed once on stderr.
+    #[arg(long = "http", value_name = "ADDR:PORT")]
+    pub addr: Option<String>,
+    /// Serve without a bearer token: only on a loopback address.
+    #[arg(long = "http-no-auth", requires = "addr")]
+    pub no_auth: bool,
+    /// Also write the generated token to FILE (mode 0600).
+    #[arg(long = "http-token-file", value_name = "FILE", requires = "addr")]
+    pub token_file: Option<PathBuf>,
+    /// A `Host` header value to accept besides localhost, 127.0.0.1 and ::1 (name or
+    /// name:port; repeatable): the name clients use to reach a container or a remote
+    /// machine.
+    #[arg(long = "http-allowed-host", value_name = "HOST", requires = "addr")]
+    pub allowed_hosts: Vec<String>,
+    /// An `Origin` to accept besides loopback pages (scheme://host[:port or :*];
+    /// repeatable). Requests without Origin (non-browser clients) always pass.
+    #[arg(long = "http-allowed-origin", value_name = "ORIGIN", requires = "addr")]
+    pub allowed_origins: Vec<String>,
+    /// At most this many sessions at once.
+    #[arg(
+        long = "http-max-sessions",
+        value_name = "N",
+        default_value_t = 64,
+        requires = "addr"
+    )]
+    pub max_sessions: usize,
+    /// End a session after this many seconds without a request.
+    #[arg(
+        long = "http-idle-timeout",
+        value_name = "SECONDS",
+        default_value_t = 1800,
+        requires = "addr"
+    )]
+    pub idle_timeout_secs: u64,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -282,8 +282,30 @@ fn exit_code(result: &BashResult) -> ExitCode {
 }
 
 async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
+    let stop = CancellationToken::new();
+    cancel_on_signals(stop.clone());
+    if args.http.addr.is_some() {
+        return serve_mcp_http(Arc::new(args), stop).await;
+    }
+    let session_id = args.session_id.clone().unwrap_or_else(new_session_id);
+    let (session, permissions) = mcp_session(&args, &session_id)?;
+    printer::note(&format!(
+        "wavesh mcp: session {session_id} (shell {}, {}); resume with --session-id {session_id}",
+        session.shell().path().display(),
+        session.shell_selection().word()
+    ));
+    wavesh_mcp::serve_stdio(session, permissions, args.max_message_bytes, stop).await?;
+    Ok(())
+}
+
+/// The session of one MCP connection (stdio) or one MCP session (HTTP).
+fn mcp_session(
+    args: &McpArgs,
+    session_id: &str,
+) -> anyhow::Result<(Arc<Session>, wavesh_mcp::Permissions)> {
     let mut builder = session_builder(&args.workspace, |config| {
         config.seal_read_only = !args.no_seal;
+        config.read_tool.clone_from(&args.host_read_tool);
     })?;
     if args.no_login_env {
         builder.no_login_env();
@@ -294,16 +316,10 @@ async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
         .state_dir
         .clone()
         .or_else(wavesh_tool::shell_state::default_state_dir);
-    let session_id = args.session_id.clone().unwrap_or_else(new_session_id);
     if let Some(state_dir) = state_dir {
-        builder.session(&session_id, state_dir);
+        builder.session(session_id, state_dir);
     }
     let session = Arc::new(builder.build()?);
-    printer::note(&format!(
-        "wavesh mcp: session {session_id} (shell {}, {}); resume with --session-id {session_id}",
-        session.shell().path().display(),
-        session.shell_selection().word()
-    ));
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let settings =
         wavesh_policy::settings::Settings::load(session.root(), home.as_deref(), &args.settings)?;
@@ -319,10 +335,97 @@ async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
         },
         mode: args.mode,
     };
-    let stop = CancellationToken::new();
-    cancel_on_signals(stop.clone());
-    wavesh_mcp::serve_stdio(session, permissions, stop).await?;
+    Ok((session, permissions))
+}
+
+/// `wavesh mcp --http ADDR:PORT` (MCP-1).
+async fn serve_mcp_http(args: Arc<McpArgs>, stop: CancellationToken) -> anyhow::Result<()> {
+    let addr = args.http.addr.clone().unwrap_or_default();
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener
+        .local_addr()
+        .with_context(|| format!("cannot read the address of {addr}"))?;
+    let token = http_token(&args, local)?;
+    let mut allowed_hosts = args.http.allowed_hosts.clone();
+    if !local.ip().is_unspecified() && !local.ip().is_loopback() {
+        // Clients reach a specific address by that address.
+        allowed_hosts.push(local.ip().to_string());
+    }
+    let config = wavesh_mcp::http::HttpConfig {
+        token,
+        allowed_hosts,
+        allowed_origins: args.http.allowed_origins.clone(),
+        max_sessions: args.http.max_sessions,
+        max_message_bytes: args.max_message_bytes,
+        idle_timeout: std::time::Duration::from_secs(args.http.idle_timeout_secs),
+    };
+    let factory: wavesh_mcp::http::SessionFactory = {
+        let args = Arc::clone(&args);
+        Arc::new(move || {
+            mcp_session(&args, &new_session_id()).map_err(|error| format!("{error:#}"))
+        })
+    };
+    printer::note(&format!(
+        "wavesh mcp: serving Streamable HTTP at http://{local}{}",
+        wavesh_mcp::http::MCP_PATH
+    ));
+    wavesh_mcp::http::serve_http(listener, factory, config, stop).await?;
     Ok(())
+}
+
+/// The bearer token: `WAVESH_MCP_TOKEN`, else a fresh one printed once on stderr (and
+/// written to `--http-token-file`); none with `--http-no-auth`, which needs loopback.
+fn http_token(args: &McpArgs, local: std::net::SocketAddr) -> anyhow::Result<Option<String>> {
+    if args.http.no_auth {
+        anyhow::ensure!(
+            local.ip().is_loopback(),
+            "--http-no-auth is only allowed on a loopback address (127.0.0.1, ::1); {local} is not one"
+        );
+        return Ok(None);
+    }
+    if let Some(token) = std::env::var_os(wavesh_mcp::http::TOKEN_ENV) {
+        let token = token
+            .into_string()
+            .ok()
+            .filter(|token| !token.trim().is_empty())
+            .with_context(|| {
+                format!(
+                    "{} is set but empty or not UTF-8",
+                    wavesh_mcp::http::TOKEN_ENV
+                )
+            })?;
+        return Ok(Some(token.trim().to_owned()));
+    }
+    let token = wavesh_mcp::http::generate_token().context("cannot generate a bearer token")?;
+    if let Some(path) = &args.http.token_file {
+        write_private(path, &token)
+            .with_context(|| format!("cannot write the token to {}", path.display()))?;
+    }
+    printer::note(&format!(
+        "wavesh mcp: bearer token (generated; set {} to choose one): {token}",
+        wavesh_mcp::http::TOKEN_ENV
+    ));
+    Ok(Some(token))
+}
+
+/// Writes `text` to a file only its owner can read.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        // An existing file keeps its mode on open: tighten it before writing.
+        if path.exists() {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    let mut file = options.open(path)?;
+    writeln!(file, "{text}")
 }
 
 /// A fresh session id: time and pid, enough to be unique on one machine.

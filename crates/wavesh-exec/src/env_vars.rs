@@ -14,7 +14,10 @@ pub const WAVE_GIT_BASH_PATH: &str = "WAVE_GIT_BASH_PATH";
 /// expanded, with command substitution, on every traced line; `PROMPT_COMMAND` runs;
 /// `CDPATH` changes where `cd` goes and makes it print; `GLOBIGNORE` changes what globs
 /// match. Exported functions (`BASH_FUNC_name%%`) are [`STRIPPED_PREFIX`].
+/// `WAVESH_MCP_TOKEN` is the bearer token of `wavesh mcp --http`: no command, nor the
+/// model reading its output, sees it.
 pub const STRIPPED_FROM_COMMANDS: &[&str] = &[
+    "WAVESH_MCP_TOKEN",
     "BASH_ENV",
     "ENV",
     "SHELLOPTS",
@@ -55,6 +58,7 @@ mod tests {
             "PROMPT_COMMAND",
             "CDPATH",
             "GLOBIGNORE",
+            "WAVESH_MCP_TOKEN",
         ] {
             assert!(stripped_from_commands(key.as_bytes()), "{key}");
         }

@@ -1,35 +1,39 @@
-//! wavesh's MCP server: `Bash`, `TaskOutput` and `TaskStop` over stdio, one connection =
-//! one [`Session`].
+//! wavesh's MCP server: `Bash`, `TaskOutput`, `TaskStop` and `TaskList` over stdio (one
+//! connection = one [`Session`]) or Streamable HTTP (one `Mcp-Session-Id` = one
+//! [`Session`]; see [`http`]).
 //!
 //! Background tasks are also resources (`wavesh://tasks/<id>`), listed while they run.
-//! When one ends the server sends `notifications/resources/updated` for it and a logging
-//! message, and the model gets its `<task-notification>` at the start of the next tool
-//! result of the connection.
+//! When one ends the server sends `notifications/resources/updated` for it to clients
+//! that subscribed to it (MCP-3) and a logging message, and the model gets its
+//! `<task-notification>` at the start of the next tool result of the connection.
+//!
+//! Every message is checked before rmcp sees it ([`message`]): whatever carries an `id`
+//! gets a reply, an error when it cannot be served (MCP-2).
 //!
 //! The server watches its own stdin: when the client closes it (or the process gets
 //! SIGTERM or SIGINT), every process the session started — foreground commands,
 //! background tasks, leftovers — is ended at once, instead of after rmcp's own grace
 //! period of several seconds.
 
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-
-mod permissions;
-
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub mod http;
+mod lines;
+pub mod message;
+mod permissions;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext};
-use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::AsyncRead;
 use tokio_util::sync::CancellationToken;
 use wavesh_tool::{CallContext, Session, TaskInfo, ToolError, ToolOutput, tool_definitions};
 
@@ -38,9 +42,10 @@ pub fn task_uri(task_id: &str) -> String {
     format!("wavesh://tasks/{task_id}")
 }
 
-/// Incoming lines up to this size are accepted: a `Bash` call may carry a command of
-/// many megabytes (rmcp's default of 16 MiB would drop it without a reply).
-pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+/// The default limit of one incoming message (a stdio line, an HTTP body): a `Bash` call
+/// may carry a command of many megabytes (20 MB works), and memory stays bounded past
+/// it (MCP-2). `--max-message-bytes` changes it.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Errors of the server itself (not of tool calls, which are results).
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +53,15 @@ pub enum ServeError {
     /// The MCP handshake failed.
     #[error("MCP initialization failed: {0}")]
     Initialize(String),
+    /// The HTTP listener could not be set up or failed.
+    #[error("cannot serve HTTP on {addr}: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
 }
-
-mod arguments;
 
 pub use permissions::{Approver, Gate, Permissions, Precheck, Seal};
 
@@ -61,6 +72,13 @@ pub struct WaveshServer {
     /// Cancelled when the connection ends; every call's abort token is its child.
     closing: CancellationToken,
     permissions: Arc<Permissions>,
+    /// The resource URIs the client subscribed to (MCP-3).
+    subscriptions: Arc<Mutex<HashSet<String>>>,
+    /// The task announcer runs (it starts when the client says it is initialized).
+    announcing: Arc<AtomicBool>,
+    /// An HTTP session's hold on its registry entry: the session ends when the last
+    /// clone of this handler goes.
+    lease: Option<Arc<http::Lease>>,
 }
 
 impl WaveshServer {
@@ -70,6 +88,9 @@ impl WaveshServer {
             session,
             closing: CancellationToken::new(),
             permissions: Arc::new(permissions),
+            subscriptions: Arc::default(),
+            announcing: Arc::default(),
+            lease: None,
         }
     }
 
@@ -185,17 +206,6 @@ impl WaveshServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let name = request.name.to_string();
-        if let Some(kind) = request
-            .arguments
-            .as_ref()
-            .and_then(|arguments| arguments.get(arguments::MARKER))
-            .and_then(|kind| kind.as_str())
-        {
-            return CallToolResult::error(vec![ContentBlock::text(format!(
-                "<tool_use_error>invalid input: `arguments` must be a JSON object of the tool's parameters, not {kind}</tool_use_error>"
-            ))])
-            .into();
-        }
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         let seal = match self.gate(&name, &input, &request, &context).await {
             Ok(seal) => seal,
@@ -281,7 +291,7 @@ fn progress_sink(context: &RequestContext<RoleServer>) -> Option<wavesh_exec::Pr
     }))
 }
 
-/// Hints for clients: Bash can do anything, anywhere; TaskOutput only reads; TaskStop
+/// Hints for clients: Bash can do anything, anywhere; TaskOutput and TaskList only read; TaskStop
 /// ends processes but touches nothing outside them. Aliases (`KillShell`, `BashOutput`,
 /// ...) are accepted by name but not listed: every client here calls tools by the names
 /// it lists, so extra entries would only crowd the model's tool list.
@@ -291,12 +301,23 @@ fn annotations(name: &str) -> ToolAnnotations {
         wavesh_tool::task_tools::TASK_OUTPUT_TOOL_NAME => {
             ("Read a background task", true, false, false)
         }
+        wavesh_tool::task_tools::TASK_LIST_TOOL_NAME => {
+            ("List background tasks", true, false, false)
+        }
         _ => ("Stop a background task", false, true, false),
     };
     ToolAnnotations::with_title(title)
         .read_only(read_only)
         .destructive(destructive)
         .open_world(open_world)
+}
+
+/// A tool wavesh has, by its name or an alias.
+fn known_tool(name: &str) -> bool {
+    name == wavesh_tool::BASH_TOOL_NAME
+        || wavesh_tool::task_tools::is_task_output(name)
+        || wavesh_tool::task_tools::is_task_stop(name)
+        || wavesh_tool::task_tools::is_task_list(name)
 }
 
 fn tool_result(content: Vec<ContentBlock>, output: &ToolOutput) -> CallToolResult {
@@ -319,6 +340,7 @@ impl ServerHandler for WaveshServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_logging()
             .build();
@@ -338,12 +360,68 @@ impl ServerHandler for WaveshServer {
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
+    /// An unknown tool is a protocol error (-32602, protocol 2025-11-25), not a result.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if !known_tool(&request.name) {
+            return Err(McpError::invalid_params(
+                format!("{}", ToolError::UnknownTool(request.name.to_string())),
+                None,
+            ));
+        }
         Ok(self.call(request, context).await)
+    }
+
+    /// MCP-3: updates go only to subscribers of the task's URI.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    /// A method wavesh does not have: -32601 naming it (rmcp's message is the bare name).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: `{}`", request.method),
+            None,
+        ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !self.announcing.swap(true, Ordering::SeqCst) {
+            tokio::spawn(announce_tasks(
+                Arc::clone(&self.session),
+                context.peer,
+                Arc::clone(&self.subscriptions),
+                self.closing.clone(),
+            ));
+        }
     }
 
     /// `logging/setLevel`: accepted. wavesh sends one kind of log message (a task ended,
@@ -409,7 +487,12 @@ impl ServerHandler for WaveshServer {
 /// Tells the client about tasks that start and end: `notifications/resources/list_changed`
 /// when the list of running tasks changes, and for each task that ended
 /// `notifications/resources/updated` plus a logging message.
-async fn announce_tasks(session: Arc<Session>, peer: Peer<RoleServer>, closing: CancellationToken) {
+async fn announce_tasks(
+    session: Arc<Session>,
+    peer: Peer<RoleServer>,
+    subscriptions: Arc<Mutex<HashSet<String>>>,
+    closing: CancellationToken,
+) {
     let mut changes = session.subscribe_tasks();
     let mut running: HashSet<String> = HashSet::new();
     let mut announced: HashSet<String> = HashSet::new();
@@ -431,9 +514,14 @@ async fn announce_tasks(session: Arc<Session>, peer: Peer<RoleServer>, closing: 
                 continue;
             }
             let uri = task_uri(&task.task_id);
-            if let Err(error) = peer
-                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
-                .await
+            let subscribed = subscriptions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&uri);
+            if subscribed
+                && let Err(error) = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
+                    .await
             {
                 tracing::debug!(%error, "resources/updated not sent");
             }
@@ -466,36 +554,15 @@ async fn log_task_end(peer: &Peer<RoleServer>, task: &TaskInfo, uri: &str) {
     }
 }
 
-/// Wraps the input stream and cancels a token when it reaches end of file.
-struct EofWatch<R> {
-    inner: R,
-    eof: CancellationToken,
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for EofWatch<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Poll::Ready(result) = &poll
-            && (result.is_err() || buf.filled().len() == before)
-        {
-            self.eof.cancel();
-        }
-        poll
-    }
-}
-
-/// Serves `session` on `reader`/`writer` until the input ends, the client goes away or
-/// `stop` is cancelled; then ends every process of the session and returns.
+/// Serves `session` on `reader`/`writer` (newline-delimited JSON-RPC, lines of at most
+/// `max_message_bytes`) until the input ends, the client goes away or `stop` is
+/// cancelled; then ends every process of the session and returns.
 pub async fn serve<R, W>(
     session: Arc<Session>,
     permissions: Permissions,
     reader: R,
     writer: W,
+    max_message_bytes: usize,
     stop: CancellationToken,
 ) -> Result<(), ServeError>
 where
@@ -505,22 +572,12 @@ where
     let handler = WaveshServer::new(Arc::clone(&session), permissions);
     let closing = handler.closing.clone();
     let eof = CancellationToken::new();
-    let reader = EofWatch {
-        inner: arguments::ArgumentsCheck::new(reader),
-        eof: eof.clone(),
-    };
-    let transport = AsyncRwTransport::<RoleServer, _, _>::new(reader, writer)
-        .with_max_line_length(MAX_MESSAGE_BYTES);
+    let transport = lines::LineTransport::new(reader, writer, max_message_bytes, eof.clone());
     let service = handler
         .serve(transport)
         .await
         .map_err(|error| ServeError::Initialize(error.to_string()))?;
     let cancel_service = service.cancellation_token();
-    tokio::spawn(announce_tasks(
-        Arc::clone(&session),
-        service.peer().clone(),
-        closing.clone(),
-    ));
     tokio::select! {
         quit = service.waiting() => {
             tracing::debug!(?quit, "MCP service ended");
@@ -538,8 +595,17 @@ where
 pub async fn serve_stdio(
     session: Arc<Session>,
     permissions: Permissions,
+    max_message_bytes: usize,
     stop: CancellationToken,
 ) -> Result<(), ServeError> {
     let (reader, writer) = rmcp::transport::stdio_pipes();
-    serve(session, permissions, reader, writer, stop).await
+    serve(
+        session,
+        permissions,
+        reader,
+        writer,
+        max_message_bytes,
+        stop,
+    )
+    .await
 }

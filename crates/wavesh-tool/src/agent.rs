@@ -252,7 +252,12 @@ impl<'a> Agent<'a> {
                 Some(finished.output.keep())
             }
         };
-        if succeeded && let Some(stale) = crate::read_state::stale_message(&started.read_files) {
+        if succeeded
+            && let Some(stale) = crate::read_state::stale_message(
+                &started.read_files,
+                self.shared.config.read_tool(),
+            )
+        {
             notes.push(stale);
         }
         if let Some(reminder) = gh_note {
@@ -356,7 +361,25 @@ impl<'a> Agent<'a> {
                 () = ctx.abort.cancelled() => return Err(ToolError::Aborted),
             }
         };
-        let output = self.project_output(&job, retrieval == Retrieval::Success)?;
+        let (output, page) = match input.page {
+            // MCP-4: exactly the part asked for, at most the text limit.
+            Some(page) => {
+                let read = task_tools::read_page(
+                    job.output_path(),
+                    page,
+                    self.shared.config.task_max_output_chars as u64,
+                )
+                .map_err(|source| ToolError::Output {
+                    path: job.output_path().to_path_buf(),
+                    source,
+                })?;
+                (read.text.clone(), Some(read))
+            }
+            None => (
+                self.project_output(&job, retrieval == Retrieval::Success)?,
+                None,
+            ),
+        };
         if ctx.abort.is_cancelled() {
             return Err(ToolError::Aborted);
         }
@@ -365,7 +388,7 @@ impl<'a> Agent<'a> {
         }
         let status = job.status();
         Ok(TaskOutputResult {
-            text: task_tools::task_output_text(&job, retrieval, &output),
+            text: task_tools::task_output_text(&job, retrieval, &output, page.as_ref()),
             retrieval_status: retrieval.word(),
             task_id: job.id().to_owned(),
             status: status.word(),

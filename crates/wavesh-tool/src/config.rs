@@ -46,6 +46,12 @@ pub struct ToolConfig {
     /// (`Read`, `Edit`, `Write`, `Glob`, `Grep`). Only tools listed here are ever named
     /// (SCHEMA-7).
     pub host_tools: Vec<String>,
+    /// The host's file-reading tool by name, when it has one (`--host-read-tool`):
+    /// texts point to it for output files, and TaskOutput is deprecated in its favour
+    /// (TASK-1). Without one — an MCP client, perhaps on another machine than the files
+    /// — TaskOutput is the way to read output (MCP-4). `Read` in `host_tools` counts as
+    /// a read tool named `Read`.
+    pub read_tool: Option<String>,
     /// Whether `grep` inside commands is wavesh's gitignore-aware built-in (SEARCH-1).
     /// Takes effect only with a working `search_binary`; the session turns it off (and
     /// the description says nothing of it) when the binary does not answer.
@@ -75,6 +81,7 @@ impl Default for ToolConfig {
             max_timeout_ms: MAX_TIMEOUT_MS,
             max_output_chars: DEFAULT_MAX_OUTPUT_CHARS,
             host_tools: Vec::new(),
+            read_tool: None,
             search_shadowing: false,
             search_binary: None,
             search_binary_trusted: false,
@@ -87,6 +94,17 @@ impl Default for ToolConfig {
 }
 
 impl ToolConfig {
+    /// The host's file-reading tool, if it has one (the field of this name, else `Read`
+    /// when `host_tools` lists it).
+    pub fn read_tool(&self) -> Option<&str> {
+        self.read_tool.as_deref().or_else(|| {
+            self.host_tools
+                .iter()
+                .any(|tool| tool == "Read")
+                .then_some("Read")
+        })
+    }
+
     /// Defaults adjusted by `BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS` and
     /// `BASH_MAX_OUTPUT_LENGTH` from this process's environment.
     pub fn from_env() -> ToolConfig {

@@ -67,12 +67,20 @@ pub fn bash_description(config: &ToolConfig) -> String {
         "Output over {} characters is saved to a file: you get its path, its size and its first and last 2000 characters.\n\n",
         config.max_output_chars
     ));
+    let read_advice = config
+        .read_tool()
+        .filter(|read| *read != "Read")
+        .map(|read| format!("read files with {read}, not cat, head or tail"));
     let replacements: Vec<&str> = REPLACEMENTS
         .iter()
-        .filter(|(tool, _)| config.host_tools.iter().any(|have| have == tool))
+        .filter(|(tool, _)| {
+            config.host_tools.iter().any(|have| have == tool)
+                || (*tool == "Read" && config.read_tool() == Some("Read"))
+        })
         // With shadowing on, searching inside Bash is recommended instead (SCHEMA-5).
         .filter(|(tool, _)| !(config.search_shadowing && matches!(*tool, "Grep" | "Glob")))
         .map(|(_, advice)| *advice)
+        .chain(read_advice.as_deref())
         .collect();
     if !replacements.is_empty() {
         text.push_str(&format!(
@@ -166,8 +174,8 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
-/// The tools wavesh offers: `Bash`, `TaskOutput` and `TaskStop` (aliases are accepted by
-/// [`crate::Session::call_tool`] but not listed).
+/// The tools wavesh offers: `Bash`, `TaskOutput`, `TaskStop` and `TaskList` (aliases are
+/// accepted by [`crate::Session::call_tool`] but not listed).
 pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
     use crate::task_tools as tasks;
     vec![
@@ -180,7 +188,7 @@ pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
         ToolDefinition {
             name: tasks::TASK_OUTPUT_TOOL_NAME,
             title: "Task output",
-            description: tasks::task_output_description(),
+            description: tasks::task_output_description(config.read_tool()),
             input_schema: tasks::task_output_schema(),
         },
         ToolDefinition {
@@ -188,6 +196,12 @@ pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
             title: "Stop task",
             description: tasks::task_stop_description(),
             input_schema: tasks::task_stop_schema(),
+        },
+        ToolDefinition {
+            name: tasks::TASK_LIST_TOOL_NAME,
+            title: "List tasks",
+            description: tasks::task_list_description(),
+            input_schema: tasks::task_list_schema(),
         },
     ]
 }
@@ -269,6 +283,17 @@ mod tests {
         let text = bash_description(&config);
         assert!(text.contains("read files with Read, not cat, head or tail"));
         assert!(!text.contains("with Edit"));
+        // MCP-4: a host read tool by another name is named by that name, and only then.
+        let config = ToolConfig {
+            read_tool: Some("read_file".into()),
+            ..ToolConfig::default()
+        };
+        let text = bash_description(&config);
+        assert!(
+            text.contains("read files with read_file, not cat"),
+            "{text}"
+        );
+        assert!(!text.contains(" Read"), "{text}");
     }
 
     #[test]

@@ -270,8 +270,12 @@ pub fn snapshot(state: &dyn ReadFileState) -> Vec<(PathBuf, Option<SystemTime>, 
 }
 
 /// READ-2: the files of `before` that the command changed (modified during it and after
-/// they were read), as the message for the model; at most 5 are named, all counted.
-pub fn stale_message(before: &[(PathBuf, Option<SystemTime>, ReadRecord)]) -> Option<String> {
+/// they were read), as the message for the model; at most 5 are named, all counted. The
+/// host's read tool is named only when it has one (SCHEMA-7, MCP-4).
+pub fn stale_message(
+    before: &[(PathBuf, Option<SystemTime>, ReadRecord)],
+    read_tool: Option<&str>,
+) -> Option<String> {
     let mut changed: Vec<&PathBuf> = before
         .iter()
         .filter(|(path, was, record)| {
@@ -290,8 +294,12 @@ pub fn stale_message(before: &[(PathBuf, Option<SystemTime>, ReadRecord)]) -> Op
         .take(5)
         .map(|p| p.display().to_string())
         .collect();
+    let advice = read_tool.map_or_else(
+        || "Read them again before editing.".to_owned(),
+        |read| format!("Call {read} before editing."),
+    );
     Some(format!(
-        "[This command modified {} files you've previously read: {}. Call Read before editing.]",
+        "[This command modified {} files you've previously read: {}. {advice}]",
         changed.len(),
         shown.join(", ")
     ))

@@ -229,7 +229,7 @@ pub enum ToolError {
     #[error("the call was aborted")]
     Aborted,
     /// No tool has this name.
-    #[error("unknown tool `{0}`; the tools are Bash, TaskOutput and TaskStop")]
+    #[error("unknown tool `{0}`; the tools are Bash, TaskOutput, TaskStop and TaskList")]
     UnknownTool(String),
     /// The session's recorded shell no longer exists and there is no other (SHELL-3).
     #[error(
@@ -891,6 +891,13 @@ macro_rules! agent_calls {
             if crate::task_tools::is_task_stop(name) {
                 let result = self.task_stop_json(input).await?;
                 return Ok(ToolOutput::of(&result, false, &result.text));
+            }
+            if crate::task_tools::is_task_list(name) {
+                crate::task_tools::parse_task_list_input(input)?;
+                let tasks = self.list_tasks();
+                let text = crate::task_tools::task_list_text(&tasks);
+                let result = serde_json::json!({"text": text, "tasks": tasks});
+                return Ok(ToolOutput::of(&result, false, &text));
             }
             Err(ToolError::UnknownTool(name.to_owned()))
         }

@@ -14,12 +14,16 @@ use common::Fixture;
 use wavesh_tool::read_state::{MemoryReadState, ReadFileState};
 use wavesh_tool::{BashInput, CallContext, Session, ToolConfig};
 
+/// A session of a host with a Read tool (READ-2's text names it).
 fn session_with_reads(fx: &Fixture) -> (Session, Arc<MemoryReadState>) {
     let state = Arc::new(MemoryReadState::default());
     let mut builder = Session::builder(&fx.root);
     builder
         .private_base(fx.base.join("private"))
-        .config(ToolConfig::default())
+        .config(ToolConfig {
+            read_tool: Some("Read".into()),
+            ..ToolConfig::default()
+        })
         .no_login_env()
         .read_state(state.clone());
     (builder.build().unwrap(), state)

@@ -617,9 +617,53 @@ async fn task_2_projection_and_task_5_host_tail() {
         .await
         .unwrap();
     assert!(done.text.contains(&format!(
-        "the full output is in {}]",
+        "the full output is in {} (pass offset and limit to read any part)]",
         done.output_path.display()
     )));
+    // MCP-4: offset and limit page through the whole file, each page naming the next.
+    let whole = std::fs::read_to_string(&done.output_path).unwrap();
+    let mut offset = 0u64;
+    let mut pages = String::new();
+    loop {
+        let result = fx
+            .session
+            .call_tool(
+                "TaskOutput",
+                &serde_json::json!({"task_id": id, "offset": offset, "limit": 7000}),
+                &ctx(),
+            )
+            .await
+            .unwrap();
+        let text = &result.text;
+        let body = text
+            .split_once("<output>\n")
+            .and_then(|(_, rest)| rest.strip_suffix("\n</output>"))
+            .unwrap_or_else(|| panic!("no page in {text}"));
+        pages.push_str(body);
+        assert!(text.contains(&format!("<output_bytes>{offset}-")), "{text}");
+        match text.split_once("<next_offset>") {
+            Some((_, rest)) => offset = rest.split('<').next().unwrap().parse().unwrap(),
+            None => break,
+        }
+    }
+    assert!(
+        pages == whole,
+        "the pages make the file: {} of {} bytes",
+        pages.len(),
+        whole.len()
+    );
+    let list = fx
+        .session
+        .call_tool("TaskList", &serde_json::json!({}), &ctx())
+        .await
+        .unwrap();
+    assert!(
+        list.text
+            .starts_with(&format!("{id} completed, exit code 0, started ")),
+        "{}",
+        list.text
+    );
+    assert_eq!(list.structured["tasks"][0]["taskId"], id.as_str());
     assert!(
         done.text.contains("\n20000\nEND\n</output>"),
         "tail of the output"

@@ -11,6 +11,57 @@ use crate::util::{
 };
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_client.py");
+const RAW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/mcp_raw.py");
+
+/// A scenario of `mcp_raw.py`: the protocol byte by byte (standard library only).
+fn raw_scenario(name: &str) {
+    let python = python();
+    let mut cmd = Command::new(&python);
+    cmd.arg(RAW).arg(WAVESH).arg(name);
+    let run = Run::of(cmd);
+    assert!(
+        run.output.status.success(),
+        "MCP raw scenario {name} failed (python: {python:?})\n{run}"
+    );
+}
+
+/// MCP-2 on stdio: a lone surrogate, invalid UTF-8, NaN, truncated JSON, float, huge
+/// and object ids, a batch, an unknown tool, non-object arguments, a 300 MiB line: each
+/// answered within 1 s with its id when readable; serving goes on; peak memory under
+/// 100 MiB.
+#[test]
+fn mcp_2_bad_input_matrix_stdio() {
+    raw_scenario("bad-input-stdio");
+}
+
+/// MCP-2 over HTTP: the same matrix as JSON-RPC errors in 4xx answers (413 for the
+/// 300 MiB body, answered before it is sent); a 20 MB command still works.
+#[test]
+fn mcp_2_bad_input_matrix_http() {
+    raw_scenario("bad-input-http");
+}
+
+/// MCP-1: no or a wrong token → 401 (logged without the token); a foreign Origin or Host
+/// → 403; the generated token is printed once and written 0600; `--http-no-auth` is
+/// refused off loopback.
+#[test]
+fn mcp_1_http_token_origin_and_host() {
+    raw_scenario("http-security");
+}
+
+/// MCP-1: a session idle past `--http-idle-timeout` ends with everything it started.
+#[test]
+fn mcp_1_http_idle_session_ends_with_everything() {
+    raw_scenario("http-idle");
+}
+
+/// MCP-1: 50 concurrent sessions with a background task each are isolated; DELETE ends
+/// one session's processes within 2 s and SIGTERM all of them within 2 s; past
+/// `--http-max-sessions` a new session is refused.
+#[test]
+fn mcp_1_http_sessions_are_isolated_and_end_with_everything() {
+    raw_scenario("http-sessions");
+}
 
 fn scenario(name: &str) {
     let Some(python) = python_with_mcp() else {
@@ -52,6 +103,13 @@ fn rule_5_mcp_permission_modes() {
 #[test]
 fn schema_1_mcp_client_suite_both_protocols() {
     scenario("client-suite");
+}
+
+/// MCP-1 through the Python client over Streamable HTTP: progress, logging,
+/// resources/updated and elicitation through SSE; DELETE ends the session's processes.
+#[test]
+fn mcp_1_python_client_over_http() {
+    scenario("http");
 }
 
 /// EXEC-5/6 through MCP: progress notifications; a cancelled call ends its whole tree.
@@ -115,15 +173,18 @@ fn kill_2_mcp_sigterm_ends_the_tree() {
     );
 }
 
-/// Malformed requests get errors that name the problem and the server keeps serving.
+/// Malformed requests get errors that name the problem and the server keeps serving;
+/// an unknown tool is a protocol error (MCP-2: -32602, protocol 2025-11-25).
 #[test]
-fn schema_1_mcp_malformed_requests() {
+fn schema_1_mcp_2_mcp_malformed_requests() {
     let ws = Workspace::new();
     let mut raw = Mcp::start(&ws, &[]);
     let unknown = raw.call(2, "Nope", serde_json::json!({}));
-    assert_eq!(unknown["result"]["isError"], true, "{unknown}");
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     assert!(
-        result_text(&unknown).contains("unknown tool `Nope`"),
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool `Nope`")),
         "{unknown}"
     );
     let wrong = raw.call(3, "Bash", serde_json::json!({"command": 5}));
@@ -137,7 +198,8 @@ fn schema_1_mcp_malformed_requests() {
         "{missing}"
     );
 
-    // Not JSON, then not UTF-8: a parse error with id null, or nothing; serving goes on.
+    // Not JSON: a parse error with id null. Not UTF-8, with a readable id: a parse
+    // error with that id. Serving goes on.
     raw.send_bytes(b"this is not json");
     raw.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 9, \"method\": \"ping\xff\xfe\"}");
     let (pong, others) = {
@@ -145,14 +207,32 @@ fn schema_1_mcp_malformed_requests() {
         raw.answer_with_others(5)
     };
     assert!(pong.get("result").is_some(), "{pong}");
-    for other in &others {
-        if other.get("error").is_some() {
-            assert!(
-                other["id"].is_null(),
-                "a parse error carries id null: {other}"
-            );
-        }
-    }
+    let codes: Vec<(serde_json::Value, serde_json::Value)> = others
+        .iter()
+        .map(|other| (other["id"].clone(), other["error"]["code"].clone()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (serde_json::Value::Null, (-32700).into()),
+            (9.into(), (-32700).into())
+        ],
+        "{others:?}"
+    );
+    // `arguments` that are not an object: -32602 naming the problem.
+    raw.send(
+        10,
+        "tools/call",
+        serde_json::json!({"name": "Bash", "arguments": "ls"}),
+    );
+    let odd = raw.answer(10);
+    assert_eq!(odd["error"]["code"], -32602, "{odd}");
+    assert!(
+        odd["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`arguments` must be a JSON object")),
+        "{odd}"
+    );
 
     // A 20 MB command arrives whole (rmcp's default line limit is 16 MiB).
     let big = format!("printf %s {} | wc -c", "x".repeat(20_000_000));

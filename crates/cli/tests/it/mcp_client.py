@@ -76,7 +76,7 @@ async def cwd_scenario(binary):
                 await session.initialize()
                 tools = await session.list_tools()
                 names = [tool.name for tool in tools.tools]
-                check(names == ["Bash", "TaskOutput", "TaskStop"], f"tools: {names}")
+                check(names == ["Bash", "TaskOutput", "TaskStop", "TaskList"], f"tools: {names}")
                 description = tools.tools[0].description
                 check("600000" in description, "description names the maximum timeout")
 
@@ -193,8 +193,12 @@ async def tasks_scenario(binary):
         async with stdio_client(server(binary, workspace)) as (read, write):
             async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as session:
                 await session.initialize()
-                names = sorted(tool.name for tool in (await session.list_tools()).tools)
-                check(names == ["Bash", "TaskOutput", "TaskStop"], f"tools: {names}")
+                listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+                names = sorted(listed)
+                check(names == ["Bash", "TaskList", "TaskOutput", "TaskStop"], f"tools: {names}")
+                # MCP-4: no Read tool here, so TaskOutput is first-class and names none.
+                check("DEPRECATED" not in listed["TaskOutput"].description, listed["TaskOutput"].description)
+                check("Read" not in listed["TaskOutput"].description, listed["TaskOutput"].description)
 
                 started = await session.call_tool(
                     "Bash", {"command": "sleep 0.3; echo bgdone", "run_in_background": True, "description": "Short job"}
@@ -202,6 +206,8 @@ async def tasks_scenario(binary):
                 task = (started.structured_content or {}).get("backgroundTaskId")
                 check(task, f"no task id: {text_of(started)!r}")
                 check(f"Command running in background with ID: {task}" in text_of(started), text_of(started))
+                # MCP-3: only this task's end is subscribed to.
+                await session.subscribe_resource(f"wavesh://tasks/{task}")
 
                 # A task that keeps running is a resource while it lives.
                 long_started = await session.call_tool(
@@ -224,6 +230,11 @@ async def tasks_scenario(binary):
                 output = await session.call_tool("TaskOutput", {"task_id": task})
                 check("<status>completed</status>" in text_of(output) and "bgdone" in text_of(output), text_of(output))
                 check(not output.is_error, text_of(output))
+                # MCP-4: paging through the output, and the task list.
+                page = await session.call_tool("TaskOutput", {"task_id": task, "offset": 0, "limit": 2})
+                check("<output_bytes>0-2 of 7</output_bytes>" in text_of(page) and "<next_offset>2</next_offset>" in text_of(page), text_of(page))
+                listing = await session.call_tool("TaskList", {})
+                check(f"{task} completed, exit code 0" in text_of(listing) and f"{long_task} running" in text_of(listing), text_of(listing))
 
                 stopped = await session.call_tool("KillShell", {"shell_id": long_task})
                 check(text_of(stopped).startswith(f"Stopped task {long_task}"), text_of(stopped))
@@ -235,10 +246,11 @@ async def tasks_scenario(binary):
                 unknown = await session.call_tool("TaskStop", {"task_id": "bnope"})
                 check(unknown.is_error and "bnope" in text_of(unknown), text_of(unknown))
 
-                # The ends were announced: resources/updated and a logging message.
-                announced = await wait_for(lambda: len(updates) >= 2 and len(logs) >= 2, 3)
+                # The ends were announced: a logging message for each, resources/updated
+                # only for the one subscribed to (MCP-3).
+                announced = await wait_for(lambda: len(updates) >= 1 and len(logs) >= 2, 3)
                 check(announced, f"updates: {updates}, logs: {logs}")
-                check(f"wavesh://tasks/{task}" in updates, f"updates: {updates}")
+                check(updates == [f"wavesh://tasks/{task}"], f"updates: {updates}")
 
                 # Closing the client ends a task that still runs.
                 await session.call_tool("Bash", {"command": f"sleep 301.{marker}", "run_in_background": True})
@@ -378,7 +390,7 @@ async def client_suite_scenario(binary):
         for mode in ("legacy", "auto"):
             async with Client(params(), mode=mode) as client:
                 tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-                check(sorted(tools) == ["Bash", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
+                check(sorted(tools) == ["Bash", "TaskList", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
                 schema = tools["Bash"].input_schema
                 check(schema.get("required") == ["command"] and schema.get("additionalProperties") is False, f"{mode}: {schema}")
                 check(tools["Bash"].annotations.destructive_hint is True, f"{mode}: {tools['Bash'].annotations}")
@@ -407,7 +419,80 @@ async def client_suite_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
+async def http_scenario(binary):
+    """MCP-1 through the Python client's Streamable HTTP transport: with the bearer token,
+    server-to-client traffic comes through SSE — progress, logging, resources/updated to
+    a subscriber, an elicitation without stray _meta — and ending the session (DELETE)
+    ends its processes."""
+    import re
+    import subprocess
+
+    import mcp.types as types
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    marker = str(uuid.uuid4().int % 10**12).zfill(12)
+    env = server(binary, workspace).env
+    env["WAVESH_MCP_TOKEN"] = "py-token"
+    proc = subprocess.Popen(
+        [binary, "mcp", "--cwd", workspace, "--http", "127.0.0.1:0", "--permission-mode", "wavesh"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+    url = None
+    while url is None:
+        line = proc.stderr.readline().decode()
+        check(line, "the server did not start")
+        found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+        url = found and found.group(1)
+    logs, updates, asked, progress = [], [], [], []
+
+    async def on_log(params):
+        logs.append(params)
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", "") == "notifications/resources/updated":
+            updates.append(str(root.params.uri))
+
+    async def elicit(context, params):
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"allow": True})
+
+    async def on_progress(value, total, message):
+        progress.append(value)
+
+    try:
+        async with create_mcp_http_client(headers={"Authorization": "Bearer py-token"}) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message, elicitation_callback=elicit) as session:
+                    init = await session.initialize()
+                    check(init.capabilities.resources.subscribe is True, f"capabilities: {init.capabilities}")
+                    started = await session.call_tool("Bash", {"command": "sleep 0.3; echo done", "run_in_background": True})
+                    task = started.structured_content["backgroundTaskId"]
+                    await session.subscribe_resource(f"wavesh://tasks/{task}")
+                    check(await wait_for(lambda: updates and logs, 5), f"updates {updates}, logs {logs}")
+                    check(updates == [f"wavesh://tasks/{task}"], f"updates: {updates}")
+                    result = await session.call_tool("Bash", {"command": "sleep 2.5; echo slow"}, progress_callback=on_progress)
+                    check(text_of(result).endswith("slow") and progress and progress[0] >= 2, f"progress {progress}: {text_of(result)!r}")
+                    result = await session.call_tool("Bash", {"command": "touch over-http.txt"})
+                    check(any("touch over-http.txt" in params.message for params in asked), f"asked: {asked}")
+                    check(all(params.meta is None for params in asked), f"stray _meta: {asked}")
+                    check(os.path.exists(os.path.join(workspace, "over-http.txt")), f"approved: {text_of(result)!r}")
+                    await session.call_tool("Bash", {"command": f"sleep 300.{marker}", "run_in_background": True})
+                    check(await wait_for(lambda: live_pids_with(f"300.{marker}"), 5), "task did not start")
+        # Leaving the client sends DELETE: the session's processes end, the server stays.
+        gone = await wait_for(lambda: not live_pids_with(f".{marker}"), 2.0)
+        check(gone, f"processes left after DELETE: {live_pids_with(marker)}")
+        check(proc.poll() is None, "the server stopped with the session")
+        print("http scenario: ok")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"http": http_scenario, "client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]
