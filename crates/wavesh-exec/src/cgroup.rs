@@ -187,17 +187,40 @@ impl CgroupSession {
         ));
         fs::create_dir(&dir)?;
         let session = CgroupSession { dir, limits };
-        if !limits.is_empty() {
+        session.check_controllers(parent)?;
+        session.enable_controllers()?;
+        Ok(session)
+    }
+
+    /// The controllers the limits need, in the order they are enabled.
+    fn controllers(&self) -> Vec<&'static str> {
+        let mut wanted = Vec::new();
+        if self.limits.memory_max.is_some() {
+            wanted.push("memory");
+        }
+        if self.limits.pids_max.is_some() {
+            wanted.push("pids");
+        }
+        wanted
+    }
+
+    /// Enables the limits' controllers for the session's commands.
+    fn enable_controllers(&self) -> io::Result<()> {
+        for controller in self.controllers() {
+            fs::write(
+                self.dir.join("cgroup.subtree_control"),
+                format!("+{controller}"),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Refuses, by name, a limit whose controller `parent` does not hand down.
+    fn check_controllers(&self, parent: &Path) -> io::Result<()> {
+        if !self.limits.is_empty() {
             // What the parent hands its children (the new directory's cgroup.controllers).
             let offered = read_words(&parent.join("cgroup.subtree_control"));
-            let mut wanted = Vec::new();
-            if limits.memory_max.is_some() {
-                wanted.push("memory");
-            }
-            if limits.pids_max.is_some() {
-                wanted.push("pids");
-            }
-            for controller in wanted {
+            for controller in self.controllers() {
                 if !offered.iter().any(|c| c == controller) {
                     return Err(io::Error::new(
                         io::ErrorKind::Unsupported,
@@ -209,13 +232,9 @@ impl CgroupSession {
                         ),
                     ));
                 }
-                fs::write(
-                    session.dir.join("cgroup.subtree_control"),
-                    format!("+{controller}"),
-                )?;
             }
         }
-        Ok(session)
+        Ok(())
     }
 
     /// The session's directory.
@@ -226,7 +245,16 @@ impl CgroupSession {
     /// Makes the cgroup of command `id`, with the session's limits written.
     pub fn command(&self, id: u64) -> io::Result<CommandCgroup> {
         let dir = self.dir.join(format!("cmd-{id}"));
-        fs::create_dir(&dir)?;
+        if let Err(error) = fs::create_dir(&dir) {
+            if error.kind() != io::ErrorKind::NotFound {
+                return Err(error);
+            }
+            // The session's directory went while it was empty (the last subreaper of a
+            // dead helper removes it): make it again.
+            fs::create_dir(&self.dir)?;
+            self.enable_controllers()?;
+            fs::create_dir(&dir)?;
+        }
         let cgroup = CommandCgroup { dir };
         if let Some(max) = self.limits.memory_max {
             fs::write(cgroup.dir.join("memory.max"), max.to_string())?;

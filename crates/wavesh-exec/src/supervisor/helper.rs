@@ -460,14 +460,15 @@ fn fork_subreaper(
         let helper = unsafe { libc::getppid() };
         let code = subreaper(theirs, request);
         // The tree is gone (or detached and now gone): its cgroup goes too, and, when the
-        // helper has ended meanwhile, the session's directory if nothing else is left.
+        // helper has ended meanwhile, the session's directory if it is empty. Never
+        // another command's cgroup: the host may have just made one for a new command.
         if let Some(dir) = cgroup_dir {
             let _ = std::fs::remove_dir(&dir);
             // SAFETY: getppid has no preconditions.
             if unsafe { libc::getppid() } != helper
                 && let Some(parent) = dir.parent()
             {
-                remove_empty_cgroups(parent);
+                let _ = std::fs::remove_dir(parent);
             }
         }
         // SAFETY: leaving the forked child without running the helper's destructors.
