@@ -81,10 +81,14 @@ async fn reuse_the_shell_pid(session: wavesh_tool::Session) {
         session.shutdown().await;
         return;
     };
-    assert_eq!(
-        live_pids_with(&format!(".{marker}")).len(),
-        1,
-        "the leftover runs"
+    // `setsid -f` returns before its child has exec'd sleep.
+    assert!(
+        wait_until(Duration::from_secs(5), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .len()
+            == 1),
+        "the leftover never ran"
     );
     session.shutdown().await;
     crate::expect_gone(&marker, Duration::from_secs(3), "the session ended");
@@ -414,7 +418,14 @@ async fn stop_an_ended_task(session: Arc<wavesh_tool::Session>) {
         }),
         "the task's shell never ended"
     );
-    assert_eq!(live_pids_with(&format!(".{marker}")).len(), 2);
+    assert!(
+        wait_until(Duration::from_secs(5), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .len()
+            == 2),
+        "the leftovers never ran"
+    );
     let stop = session
         .task_stop(TaskStopInput { task_id: id })
         .await
