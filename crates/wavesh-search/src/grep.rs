@@ -472,26 +472,111 @@ pub(crate) enum Locale {
 }
 
 pub(crate) fn locale() -> Locale {
-    for name in ["LC_ALL", "LC_CTYPE", "LANG"] {
-        if let Some(value) = std::env::var_os(name)
-            && !value.is_empty()
-        {
-            let value = value.to_string_lossy().into_owned();
-            let lower = value.to_ascii_lowercase();
-            if lower == "c" || lower == "posix" || lower.starts_with("c.") && !lower.contains("utf")
-            {
-                return Locale::C;
+    static LOCALE: std::sync::OnceLock<Locale> = std::sync::OnceLock::new();
+    LOCALE
+        .get_or_init(|| {
+            let names = ["LC_ALL", "LC_CTYPE", "LANG"];
+            let value = names
+                .iter()
+                .filter_map(std::env::var_os)
+                .find(|value| !value.is_empty());
+            value.map_or(Locale::C, |value| {
+                classify_locale(&value.to_string_lossy(), Path::new("/usr/lib/locale"))
+            })
+        })
+        .clone()
+}
+
+/// A locale name's character type. A locale the C library does not have is the C locale
+/// there (glibc falls back to it), so where glibc's locale directory can be read, a
+/// name it does not hold is C.
+fn classify_locale(value: &str, locale_dir: &Path) -> Locale {
+    let lower = value.to_ascii_lowercase();
+    if lower == "c" || lower == "posix" || (lower.starts_with("c.") && !lower.contains("utf")) {
+        return Locale::C;
+    }
+    let builtin = lower == "c.utf-8" || lower == "c.utf8";
+    if !builtin && locale_installed(value, locale_dir) == Some(false) {
+        return Locale::C;
+    }
+    let utf8 = lower.contains(".utf-8") || lower.contains(".utf8");
+    let special_case = lower.starts_with("tr_") || lower.starts_with("az_");
+    if utf8 && !special_case {
+        Locale::Utf8
+    } else {
+        Locale::Other(value.to_owned())
+    }
+}
+
+/// Whether glibc has the locale `name`: its directory under `locale_dir`, or its
+/// normalized name (`en_US.utf8`) in `locale-archive`. `None` where that cannot be told
+/// (no such directory: not glibc, or an archive too large to scan for every call).
+fn locale_installed(name: &str, locale_dir: &Path) -> Option<bool> {
+    if !locale_dir.is_dir() {
+        return None;
+    }
+    // glibc's normalization: the codeset lower-cased, without punctuation ("UTF-8" ->
+    // "utf8"), "iso" before one made only of digits.
+    let (base, modifier) = match name.split_once('@') {
+        Some((base, modifier)) => (base, Some(modifier)),
+        None => (name, None),
+    };
+    let normalized = match base.split_once('.') {
+        Some((language, codeset)) => {
+            let mut set: String = codeset
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            if set.chars().all(|c| c.is_ascii_digit()) {
+                set.insert_str(0, "iso");
             }
-            let utf8 = lower.contains(".utf-8") || lower.contains(".utf8");
-            let special_case = lower.starts_with("tr_") || lower.starts_with("az_");
-            return if utf8 && !special_case {
-                Locale::Utf8
-            } else {
-                Locale::Other(value)
-            };
+            format!("{language}.{set}")
+        }
+        None => base.to_owned(),
+    };
+    let normalized = match modifier {
+        Some(modifier) => format!("{normalized}@{modifier}"),
+        None => normalized,
+    };
+    for candidate in [name, normalized.as_str()] {
+        if locale_dir.join(candidate).join("LC_CTYPE").is_file() {
+            return Some(true);
         }
     }
-    Locale::C
+    let archive = locale_dir.join("locale-archive");
+    if !archive.exists() {
+        return Some(false);
+    }
+    let names = archive_names(&archive)?;
+    let found = [name, normalized.as_str()].iter().any(|candidate| {
+        let needle = format!("\0{candidate}\0");
+        memchr::memmem::find(&names, needle.as_bytes()).is_some()
+    });
+    Some(found)
+}
+
+/// The string table of glibc's `locale-archive` (its locale names, NUL-separated, with a
+/// NUL first): the header says where it is, so a few KiB are read, not the archive.
+fn archive_names(archive: &Path) -> Option<Vec<u8>> {
+    use std::io::Seek;
+    const MAGIC: u32 = 0xde02_0109;
+    let mut file = std::fs::File::open(archive).ok()?;
+    let mut header = [0u8; 32];
+    file.read_exact(&mut header).ok()?;
+    let word =
+        |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    if word(0) != MAGIC {
+        return None;
+    }
+    let (offset, used) = (u64::from(word(20)), usize::try_from(word(24)).ok()?);
+    if used > 16 << 20 {
+        return None;
+    }
+    file.seek(io::SeekFrom::Start(offset)).ok()?;
+    let mut names = vec![0u8; used + 1];
+    file.read_exact(&mut names[1..]).ok()?;
+    Some(names)
 }
 
 /// Whether the locale's character type is UTF-8; otherwise every byte is one
@@ -2046,4 +2131,61 @@ fn fnmatch(pattern: &str, name: &str) -> bool {
 fn eprintln_grep(message: &str) {
     let program = PROGRAM.get().copied().unwrap_or("grep");
     eprintln!("{program}: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_1_an_absent_locale_is_the_c_locale_as_in_glibc() {
+        let dir = std::env::temp_dir().join(format!("wavesh-locales-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("de_DE.utf8")).unwrap();
+        std::fs::write(dir.join("de_DE.utf8/LC_CTYPE"), "").unwrap();
+        // A locale-archive as glibc lays it out: magic, serial, name hash, then the string
+        // table's offset and length.
+        let strings = b"en_US.utf8\0ja_JP.eucjp\0";
+        let mut archive = Vec::new();
+        for word in [
+            0xde02_0109u32,
+            1,
+            0,
+            0,
+            0,
+            64,
+            strings.len() as u32,
+            64,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ] {
+            archive.extend_from_slice(&word.to_ne_bytes());
+        }
+        archive.extend_from_slice(strings);
+        std::fs::write(dir.join("locale-archive"), archive).unwrap();
+        for (name, expected) in [
+            ("en_US.UTF-8", Locale::Utf8),
+            ("de_DE.UTF-8", Locale::Utf8),
+            ("C.UTF-8", Locale::Utf8),
+            ("ja_JP.eucJP", Locale::Other("ja_JP.eucJP".to_owned())),
+            ("fr_FR.UTF-8", Locale::C),
+            ("zh_CN", Locale::C),
+            ("POSIX", Locale::C),
+        ] {
+            assert_eq!(classify_locale(name, &dir), expected, "{name}");
+        }
+        // Where glibc's directory is not there, the name alone decides.
+        let nowhere = dir.join("absent");
+        assert_eq!(classify_locale("fr_FR.UTF-8", &nowhere), Locale::Utf8);
+        assert_eq!(
+            classify_locale("zh_CN", &nowhere),
+            Locale::Other("zh_CN".to_owned())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
