@@ -62,10 +62,118 @@ pub struct Options {
     pub(crate) count_nonzero_only: bool,
     /// rg: VCS directories are not skipped by name (hidden ones are, unless --hidden).
     pub(crate) keep_vcs_dirs: bool,
+    /// The line between context groups: `--` (`None`), another (`--group-separator`),
+    /// or none at all (`Some(None)`, `--no-group-separator`).
+    pub(crate) group_separator: Option<Option<String>>,
+    /// `-z`: lines end with a NUL byte instead of a newline.
+    pub(crate) null_data: bool,
+    /// `-Z`: a NUL byte follows each file name in the output.
+    pub(crate) null_names: bool,
+    /// `--line-buffered`: output is flushed after each line.
+    pub(crate) line_buffered: bool,
+    /// `-d skip`: directory operands are skipped; `-d read`: GNU's "Is a directory".
+    pub(crate) directories: Option<Directories>,
+    /// `-D skip`: devices, FIFOs and sockets are skipped.
+    pub(crate) skip_devices: bool,
     /// rg `-c -o`: count matches, not lines.
     pub(crate) count_matches: bool,
     /// rg: a single file operand is printed without its path.
     pub(crate) rg_names: bool,
+}
+
+/// `-d ACTION`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Directories {
+    Read,
+    Skip,
+}
+
+/// Applies `-d ACTION` (`recurse` is `-r`).
+fn directories(o: &mut Options, action: &str) -> Result<(), Unsupported> {
+    match action {
+        "read" => o.directories = Some(Directories::Read),
+        "skip" => o.directories = Some(Directories::Skip),
+        "recurse" => o.recursive = true,
+        other => return Err(Unsupported(format!("-d {other}"))),
+    }
+    Ok(())
+}
+
+/// Applies `-D ACTION`.
+fn devices(o: &mut Options, action: &str) -> Result<(), Unsupported> {
+    match action {
+        "read" => o.skip_devices = false,
+        "skip" => o.skip_devices = true,
+        other => return Err(Unsupported(format!("-D {other}"))),
+    }
+    Ok(())
+}
+
+/// GNU grep 3.8's long options, for resolving abbreviations.
+const LONG_OPTIONS: &[&str] = &[
+    "after-context",
+    "basic-regexp",
+    "before-context",
+    "binary",
+    "binary-files",
+    "byte-offset",
+    "color",
+    "colour",
+    "context",
+    "count",
+    "dereference-recursive",
+    "devices",
+    "directories",
+    "exclude",
+    "exclude-dir",
+    "exclude-from",
+    "extended-regexp",
+    "file",
+    "files-with-matches",
+    "files-without-match",
+    "fixed-strings",
+    "group-separator",
+    "help",
+    "ignore-case",
+    "include",
+    "initial-tab",
+    "invert-match",
+    "label",
+    "line-buffered",
+    "line-number",
+    "line-regexp",
+    "max-count",
+    "no-filename",
+    "no-group-separator",
+    "no-ignore-case",
+    "no-messages",
+    "null",
+    "null-data",
+    "only-matching",
+    "perl-regexp",
+    "quiet",
+    "recursive",
+    "regexp",
+    "silent",
+    "text",
+    "version",
+    "with-filename",
+    "word-regexp",
+];
+
+/// The long option `given` names: itself, or the one option it is a prefix of. `None`
+/// when unknown or ambiguous (the system grep then says which).
+fn long_option(given: &str) -> Option<&'static str> {
+    if let Some(exact) = LONG_OPTIONS.iter().find(|n| **n == given) {
+        return Some(exact);
+    }
+    let mut candidates = LONG_OPTIONS.iter().filter(|n| n.starts_with(given));
+    match (candidates.next(), candidates.next()) {
+        (Some(only), None) if !given.is_empty() => Some(only),
+        // `--col` names both spellings of one option.
+        (Some(&"color"), Some(&"colour")) => Some("color"),
+        _ => None,
+    }
 }
 
 fn number(value: &str, flag: &str) -> Result<u64, Unsupported> {
@@ -90,10 +198,12 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
             break;
         }
         if let Some(long) = arg.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
+            let (given, inline) = match long.split_once('=') {
                 Some((n, v)) => (n, Some(v.to_owned())),
                 None => (long, None),
             };
+            // GNU's getopt takes any unambiguous prefix of a long option (`--no-gr`).
+            let name = long_option(given).ok_or_else(|| Unsupported(format!("--{given}")))?;
             let mut value = || -> Result<String, Unsupported> {
                 if let Some(v) = inline.clone() {
                     return Ok(v);
@@ -171,6 +281,13 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                     });
                 }
                 "initial-tab" => o.initial_tab = true,
+                "group-separator" => o.group_separator = Some(Some(value()?)),
+                "no-group-separator" => o.group_separator = Some(None),
+                "null-data" => o.null_data = true,
+                "null" => o.null_names = true,
+                "line-buffered" => o.line_buffered = true,
+                "directories" => directories(&mut o, &value()?)?,
+                "devices" => devices(&mut o, &value()?)?,
                 "color" | "colour" => {
                     if let Some(v) = inline.clone()
                         && v != "never"
@@ -253,6 +370,10 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                     'a' => o.text = true,
                     'I' => o.skip_binary = true,
                     'T' => o.initial_tab = true,
+                    'z' => o.null_data = true,
+                    'Z' => o.null_names = true,
+                    'd' => directories(&mut o, &value(&mut j)?)?,
+                    'D' => devices(&mut o, &value(&mut j)?)?,
                     'U' => {}
                     other => return Err(Unsupported(format!("-{other}"))),
                 }
@@ -276,15 +397,24 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         }
         push_patterns(&positional.remove(0), None, &mut o);
     }
-    // Equivalence classes and collating symbols follow the locale's collation, which
-    // the system grep knows ([[=a=]] matches à in a UTF-8 locale).
-    if matches!(o.dialect, Dialect::Basic | Dialect::Extended)
-        && let Some(p) = o
-            .patterns
-            .iter()
-            .find(|p| p.contains("[=") || p.contains("[."))
-    {
-        return Err(Unsupported(format!("the collation class in {p}")));
+    // Equivalence classes of letters and multi-character collating symbols follow the
+    // locale's collation, which the system grep knows ([[=a=]] matches à in a UTF-8
+    // locale).
+    if matches!(o.dialect, Dialect::Basic | Dialect::Extended) {
+        let utf8 = utf8_locale();
+        for p in &o.patterns {
+            let flavor = Flavor {
+                extended: o.dialect == Dialect::Extended,
+                utf8,
+                target: Target::Fast,
+                group_offset: 0,
+                loose: false,
+                null_data: o.null_data,
+            };
+            if translate(p, flavor).is_ok_and(|t| t.collation) {
+                return Err(Unsupported(format!("the collation class in {p}")));
+            }
+        }
     }
     o.files = positional;
     Ok(o)
@@ -342,26 +472,111 @@ pub(crate) enum Locale {
 }
 
 pub(crate) fn locale() -> Locale {
-    for name in ["LC_ALL", "LC_CTYPE", "LANG"] {
-        if let Some(value) = std::env::var_os(name)
-            && !value.is_empty()
-        {
-            let value = value.to_string_lossy().into_owned();
-            let lower = value.to_ascii_lowercase();
-            if lower == "c" || lower == "posix" || lower.starts_with("c.") && !lower.contains("utf")
-            {
-                return Locale::C;
+    static LOCALE: std::sync::OnceLock<Locale> = std::sync::OnceLock::new();
+    LOCALE
+        .get_or_init(|| {
+            let names = ["LC_ALL", "LC_CTYPE", "LANG"];
+            let value = names
+                .iter()
+                .filter_map(std::env::var_os)
+                .find(|value| !value.is_empty());
+            value.map_or(Locale::C, |value| {
+                classify_locale(&value.to_string_lossy(), Path::new("/usr/lib/locale"))
+            })
+        })
+        .clone()
+}
+
+/// A locale name's character type. A locale the C library does not have is the C locale
+/// there (glibc falls back to it), so where glibc's locale directory can be read, a
+/// name it does not hold is C.
+fn classify_locale(value: &str, locale_dir: &Path) -> Locale {
+    let lower = value.to_ascii_lowercase();
+    if lower == "c" || lower == "posix" || (lower.starts_with("c.") && !lower.contains("utf")) {
+        return Locale::C;
+    }
+    let builtin = lower == "c.utf-8" || lower == "c.utf8";
+    if !builtin && locale_installed(value, locale_dir) == Some(false) {
+        return Locale::C;
+    }
+    let utf8 = lower.contains(".utf-8") || lower.contains(".utf8");
+    let special_case = lower.starts_with("tr_") || lower.starts_with("az_");
+    if utf8 && !special_case {
+        Locale::Utf8
+    } else {
+        Locale::Other(value.to_owned())
+    }
+}
+
+/// Whether glibc has the locale `name`: its directory under `locale_dir`, or its
+/// normalized name (`en_US.utf8`) in `locale-archive`. `None` where that cannot be told
+/// (no such directory: not glibc, or an archive too large to scan for every call).
+fn locale_installed(name: &str, locale_dir: &Path) -> Option<bool> {
+    if !locale_dir.is_dir() {
+        return None;
+    }
+    // glibc's normalization: the codeset lower-cased, without punctuation ("UTF-8" ->
+    // "utf8"), "iso" before one made only of digits.
+    let (base, modifier) = match name.split_once('@') {
+        Some((base, modifier)) => (base, Some(modifier)),
+        None => (name, None),
+    };
+    let normalized = match base.split_once('.') {
+        Some((language, codeset)) => {
+            let mut set: String = codeset
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            if set.chars().all(|c| c.is_ascii_digit()) {
+                set.insert_str(0, "iso");
             }
-            let utf8 = lower.contains(".utf-8") || lower.contains(".utf8");
-            let special_case = lower.starts_with("tr_") || lower.starts_with("az_");
-            return if utf8 && !special_case {
-                Locale::Utf8
-            } else {
-                Locale::Other(value)
-            };
+            format!("{language}.{set}")
+        }
+        None => base.to_owned(),
+    };
+    let normalized = match modifier {
+        Some(modifier) => format!("{normalized}@{modifier}"),
+        None => normalized,
+    };
+    for candidate in [name, normalized.as_str()] {
+        if locale_dir.join(candidate).join("LC_CTYPE").is_file() {
+            return Some(true);
         }
     }
-    Locale::C
+    let archive = locale_dir.join("locale-archive");
+    if !archive.exists() {
+        return Some(false);
+    }
+    let names = archive_names(&archive)?;
+    let found = [name, normalized.as_str()].iter().any(|candidate| {
+        let needle = format!("\0{candidate}\0");
+        memchr::memmem::find(&names, needle.as_bytes()).is_some()
+    });
+    Some(found)
+}
+
+/// The string table of glibc's `locale-archive` (its locale names, NUL-separated, with a
+/// NUL first): the header says where it is, so a few KiB are read, not the archive.
+fn archive_names(archive: &Path) -> Option<Vec<u8>> {
+    use std::io::Seek;
+    const MAGIC: u32 = 0xde02_0109;
+    let mut file = std::fs::File::open(archive).ok()?;
+    let mut header = [0u8; 32];
+    file.read_exact(&mut header).ok()?;
+    let word =
+        |i: usize| u32::from_ne_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    if word(0) != MAGIC {
+        return None;
+    }
+    let (offset, used) = (u64::from(word(20)), usize::try_from(word(24)).ok()?);
+    if used > 16 << 20 {
+        return None;
+    }
+    file.seek(io::SeekFrom::Start(offset)).ok()?;
+    let mut names = vec![0u8; used + 1];
+    file.read_exact(&mut names[1..]).ok()?;
+    Some(names)
 }
 
 /// Whether the locale's character type is UTF-8; otherwise every byte is one
@@ -472,6 +687,7 @@ impl Matcher {
                                 target,
                                 group_offset: groups,
                                 loose,
+                                null_data: o.null_data,
                             },
                         );
                         match t {
@@ -530,16 +746,20 @@ impl Matcher {
         };
         // `\A`/`\z` (GNU's \` and \') mean the line's ends, not a chunk's.
         let absolute = body.contains(r"\A") || body.contains(r"\z");
+        let eol = if o.null_data { 0 } else { b'\n' };
         let large = |text: &str| {
             regex::bytes::RegexBuilder::new(text)
+                .line_terminator(eol)
                 .nest_limit(1000)
                 .size_limit(64 << 20)
                 .dfa_size_limit(64 << 20)
                 .build()
         };
         if backtracking {
-            let engine =
-                fancy_regex::Regex::new(&format!("{flags}{body}")).map_err(|e| e.to_string())?;
+            // With -z a line may hold newlines, which `.` matches there (GNU).
+            let dot_all = if o.null_data { "(?s)" } else { "" };
+            let engine = fancy_regex::Regex::new(&format!("{flags}{dot_all}{body}"))
+                .map_err(|e| e.to_string())?;
             return Ok(Matcher {
                 engine: Engine::Backtracking(engine),
                 screen: None,
@@ -565,7 +785,9 @@ impl Matcher {
         };
         Ok(Matcher {
             engine: Engine::Fast(engine),
-            screen_exact: screen.is_some() && !word_assertions,
+            // With -z, lines hold newlines where the screen's anchors may match: every
+            // candidate is checked on its own.
+            screen_exact: screen.is_some() && !word_assertions && !o.null_data,
             screen,
             utf8,
             word_assertions,
@@ -612,6 +834,7 @@ impl Matcher {
         // PCRE2 reads it there, screens many lines at once.
         let screen = if !utf8 && body.is_ascii() && !o.ignore_case {
             regex::bytes::RegexBuilder::new(&format!("(?m)(?-u){body}"))
+                .line_terminator(if o.null_data { 0 } else { b'\n' })
                 .build()
                 .ok()
         } else {
@@ -870,13 +1093,13 @@ const CHUNK: usize = 128 * 1024;
 /// A file walked by a recursive search is skipped as binary for a NUL byte this early.
 const BINARY_PROBE: usize = 32 * 1024;
 
-fn line_end(chunk: &[u8], from: usize) -> usize {
-    memchr::memchr(b'\n', &chunk[from..]).map_or(chunk.len(), |i| from + i)
+fn line_end(chunk: &[u8], from: usize, eol: u8) -> usize {
+    memchr::memchr(eol, &chunk[from..]).map_or(chunk.len(), |i| from + i)
 }
 
-fn count_lines(bytes: &[u8]) -> u64 {
-    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
-    newlines + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
+fn count_lines(bytes: &[u8], eol: u8) -> u64 {
+    let ends = memchr::memchr_iter(eol, bytes).count() as u64;
+    ends + u64::from(bytes.last().is_some_and(|&b| b != eol))
 }
 
 fn digits(mut n: u64) -> usize {
@@ -889,6 +1112,11 @@ fn digits(mut n: u64) -> usize {
 }
 
 impl<W: Write> Run<'_, W> {
+    /// The line terminator: a newline, or NUL with `-z`.
+    fn eol(&self) -> u8 {
+        if self.o.null_data { 0 } else { b'\n' }
+    }
+
     fn printing(&self) -> bool {
         let o = self.o;
         !(o.count || o.files_with_matches || o.files_without_match || o.quiet)
@@ -945,7 +1173,11 @@ impl<W: Write> Run<'_, W> {
                 }
                 break;
             }
-            if !o.text && st.binary_from.is_none() && memchr::memchr(0, &buf[len..]).is_some() {
+            if !o.text
+                && !o.null_data
+                && st.binary_from.is_none()
+                && memchr::memchr(0, &buf[len..]).is_some()
+            {
                 if walked
                     && first
                     && memchr::memchr(0, &buf[..buf.len().min(BINARY_PROBE)]).is_some()
@@ -970,7 +1202,7 @@ impl<W: Write> Run<'_, W> {
                 }
             }
             first = false;
-            if let Some(last) = memchr::memrchr(b'\n', &buf) {
+            if let Some(last) = memchr::memrchr(self.eol(), &buf) {
                 self.scan_chunk(&mut st, name, &buf[..=last]);
                 buf.drain(..=last);
             }
@@ -994,25 +1226,25 @@ impl<W: Write> Run<'_, W> {
                 // An empty match after the last newline is no line's match.
                 let found = screen
                     .find_at(chunk, pos)
-                    .filter(|m| !(m.start() == chunk.len() && chunk.ends_with(b"\n")));
+                    .filter(|m| !(m.start() == chunk.len() && chunk.last() == Some(&self.eol())));
                 let Some(m) = found else {
                     self.skip(st, name, &chunk[pos..]);
                     return;
                 };
-                let start =
-                    memchr::memrchr(b'\n', &chunk[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+                let start = memchr::memrchr(self.eol(), &chunk[pos..m.start()])
+                    .map_or(pos, |i| pos + i + 1);
                 self.skip(st, name, &chunk[pos..start]);
                 if st.done {
                     return;
                 }
-                let end = line_end(chunk, start);
+                let end = line_end(chunk, start, self.eol());
                 let selected = (self.matcher.screen_exact && m.end() <= end)
                     || self.matcher.is_match(&chunk[start..end]);
                 self.die_on_failure(name);
                 pos = self.line(st, name, chunk, start, end, selected);
                 continue;
             }
-            let end = line_end(chunk, pos);
+            let end = line_end(chunk, pos, self.eol());
             let selected = !st.stopped && self.matcher.is_match(&chunk[pos..end]) != o.invert;
             self.die_on_failure(name);
             pos = self.line(st, name, chunk, pos, end, selected);
@@ -1037,13 +1269,13 @@ impl<W: Write> Run<'_, W> {
             // Context to print or keep: line by line.
             let mut pos = 0;
             while pos < bytes.len() && !st.done {
-                let end = line_end(bytes, pos);
+                let end = line_end(bytes, pos, self.eol());
                 pos = self.line(st, name, bytes, pos, end, false);
             }
             return;
         }
         st.offset += bytes.len() as u64;
-        st.line_no += count_lines(bytes);
+        st.line_no += count_lines(bytes, self.eol());
     }
 
     /// One line, `chunk[start..end]`; returns where the next one starts.
@@ -1136,7 +1368,7 @@ impl<W: Write> Run<'_, W> {
                 None => self.printed_group,
             };
             if gap {
-                self.out.put(b"--\n");
+                self.group_separator();
             }
         }
         for (n, offset, text) in kept {
@@ -1156,7 +1388,7 @@ impl<W: Write> Run<'_, W> {
         let o = self.o;
         if self.show_names {
             self.out.put(name.as_bytes());
-            self.out.put(&[separator]);
+            self.out.put(&[if o.null_names { 0 } else { separator }]);
         }
         if o.line_number {
             self.padded(st.width, number + 1);
@@ -1200,7 +1432,7 @@ impl<W: Write> Run<'_, W> {
             }
             self.prefix(st, name, number, offset, separator, text.is_empty());
             self.out.put(text);
-            self.out.put(b"\n");
+            self.end_line();
             return;
         }
         if (separator == b':') == o.invert {
@@ -1217,8 +1449,34 @@ impl<W: Write> Run<'_, W> {
             }
             self.prefix(st, name, number, offset + start as u64, separator, false);
             self.out.put(&text[start..end]);
-            self.out.put(b"\n");
+            self.end_line();
         }
+    }
+
+    /// The line between context groups.
+    fn group_separator(&mut self) {
+        match &self.o.group_separator {
+            None => self.out.put(b"--\n"),
+            Some(Some(text)) => {
+                let line = format!("{text}\n");
+                self.out.put(line.as_bytes());
+            }
+            Some(None) => {}
+        }
+    }
+
+    /// Ends a printed line with the line terminator (`--line-buffered`: and flushes).
+    fn end_line(&mut self) {
+        self.out.put(&[self.eol()]);
+        if self.o.line_buffered {
+            self.out.flush();
+        }
+    }
+
+    /// Ends a file name in -l, -L and -c output: a newline, or NUL with `-Z`.
+    fn name_end(&mut self, otherwise: u8) {
+        self.out
+            .put(&[if self.o.null_names { 0 } else { otherwise }]);
     }
 
     /// What is printed once an input is done: counts, names, the binary note.
@@ -1231,18 +1489,18 @@ impl<W: Write> Run<'_, W> {
         if o.count && !(o.count_nonzero_only && st.count == 0) {
             if self.show_names {
                 self.out.put(name.as_bytes());
-                self.out.put(b":");
+                self.name_end(b':');
             }
             self.out.number(st.count);
             self.out.put(b"\n");
         }
         if o.files_with_matches && st.count > 0 {
             self.out.put(name.as_bytes());
-            self.out.put(b"\n");
+            self.name_end(b'\n');
         }
         if o.files_without_match && st.count == 0 {
             self.out.put(name.as_bytes());
-            self.out.put(b"\n");
+            self.name_end(b'\n');
         }
         let binary_match = st.binary_from.is_some_and(|from| from < st.count);
         if self.printing() && !o.skip_binary && (st.encoding_error || binary_match) {
@@ -1351,6 +1609,16 @@ pub fn run(o: &Options) -> i32 {
         }
         if file == "-" {
             run.search_stdin(&label);
+        } else if Path::new(file).is_dir() && !o.recursive && o.directories.is_some() {
+            // -d skip: nothing; -d read: GNU's error for reading a directory.
+            if o.directories == Some(Directories::Read) {
+                run.error = true;
+                if !o.no_messages {
+                    eprintln_grep(&format!("{file}: Is a directory"));
+                }
+            }
+        } else if o.skip_devices && is_device(file) {
+            // -D skip: devices, FIFOs and sockets are not read.
         } else if Path::new(file).is_dir() {
             let base = file.trim_end_matches('/');
             let excluded = !matches!(base, "." | ".." | "")
@@ -1514,6 +1782,23 @@ impl<W: Write> Run<'_, W> {
         #[cfg(not(unix))]
         let _ = resume;
         self.print_notes();
+    }
+}
+
+/// Whether `path` is a device, a FIFO or a socket.
+fn is_device(path: &str) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_block_device() || t.is_char_device() || t.is_fifo() || t.is_socket()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
     }
 }
 
@@ -1764,7 +2049,7 @@ impl<W: Write> Run<'_, W> {
             return;
         }
         if result.grouped && self.printed_group {
-            self.out.put(b"--\n");
+            self.group_separator();
         }
         self.out.put(&result.out);
         self.matched_any |= result.matched;
@@ -1846,4 +2131,61 @@ fn fnmatch(pattern: &str, name: &str) -> bool {
 fn eprintln_grep(message: &str) {
     let program = PROGRAM.get().copied().unwrap_or("grep");
     eprintln!("{program}: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_1_an_absent_locale_is_the_c_locale_as_in_glibc() {
+        let dir = std::env::temp_dir().join(format!("wavesh-locales-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("de_DE.utf8")).unwrap();
+        std::fs::write(dir.join("de_DE.utf8/LC_CTYPE"), "").unwrap();
+        // A locale-archive as glibc lays it out: magic, serial, name hash, then the string
+        // table's offset and length.
+        let strings = b"en_US.utf8\0ja_JP.eucjp\0";
+        let mut archive = Vec::new();
+        for word in [
+            0xde02_0109u32,
+            1,
+            0,
+            0,
+            0,
+            64,
+            strings.len() as u32,
+            64,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ] {
+            archive.extend_from_slice(&word.to_ne_bytes());
+        }
+        archive.extend_from_slice(strings);
+        std::fs::write(dir.join("locale-archive"), archive).unwrap();
+        for (name, expected) in [
+            ("en_US.UTF-8", Locale::Utf8),
+            ("de_DE.UTF-8", Locale::Utf8),
+            ("C.UTF-8", Locale::Utf8),
+            ("ja_JP.eucJP", Locale::Other("ja_JP.eucJP".to_owned())),
+            ("fr_FR.UTF-8", Locale::C),
+            ("zh_CN", Locale::C),
+            ("POSIX", Locale::C),
+        ] {
+            assert_eq!(classify_locale(name, &dir), expected, "{name}");
+        }
+        // Where glibc's directory is not there, the name alone decides.
+        let nowhere = dir.join("absent");
+        assert_eq!(classify_locale("fr_FR.UTF-8", &nowhere), Locale::Utf8);
+        assert_eq!(
+            classify_locale("zh_CN", &nowhere),
+            Locale::Other("zh_CN".to_owned())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

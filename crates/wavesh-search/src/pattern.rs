@@ -49,6 +49,9 @@ pub struct Translated {
     pub groups: usize,
     /// Whether it uses back-references (needs [`Target::Backtracking`]).
     pub backreferences: bool,
+    /// An equivalence class of a letter in a UTF-8 locale (`[[=a=]]`): its members
+    /// follow the locale's collation (à, á, ...), which only the system grep knows.
+    pub collation: bool,
 }
 
 /// How a translation reads and writes.
@@ -65,6 +68,8 @@ pub struct Flavor {
     /// Leave out word assertions (`\<`, `\>`, `\b`, `\B`): a looser expression that
     /// matches wherever the pattern does, for screening many lines at once.
     pub loose: bool,
+    /// `-z`: lines end with NUL, so a negated class matches a newline and not NUL.
+    pub null_data: bool,
 }
 
 /// Whether `pattern` (GNU BRE or ERE) uses back-references: decides the engine.
@@ -75,6 +80,7 @@ pub fn has_backreference(pattern: &str, extended: bool) -> bool {
         target: Target::Backtracking,
         group_offset: 0,
         loose: false,
+        null_data: false,
     };
     translate(pattern, probe).is_ok_and(|t| t.backreferences)
 }
@@ -92,6 +98,7 @@ pub fn translate(pattern: &str, flavor: Flavor) -> Result<Translated, PatternErr
         groups: 0,
         backreferences: false,
         too_deep: false,
+        collation: false,
     }
     .run()
 }
@@ -111,6 +118,7 @@ struct Translator {
     groups: usize,
     backreferences: bool,
     too_deep: bool,
+    collation: bool,
 }
 
 /// Groups nested deeper than this are refused (the engines' own limits are near).
@@ -186,6 +194,7 @@ impl Translator {
             regex: self.out,
             groups: self.groups,
             backreferences: self.backreferences,
+            collation: self.collation,
         })
     }
 
@@ -439,6 +448,9 @@ impl Translator {
                         let (Some(single), None) = (chars.next(), chars.next()) else {
                             return err("Invalid collation character");
                         };
+                        if kind == '=' && utf8 && single.is_alphabetic() {
+                            self.collation = true;
+                        }
                         push_class_char(&mut items, single, utf8);
                         previous = Some(single);
                     }
@@ -498,8 +510,12 @@ impl Translator {
         let mut class = String::from("[");
         if negated {
             class.push('^');
-            // A negated class never matches a newline (GNU).
-            class.push_str(r"\n");
+            // A negated class never matches the line terminator (GNU).
+            class.push_str(if self.flavor.null_data {
+                r"\x00"
+            } else {
+                r"\n"
+            });
         }
         class.push_str(&items);
         class.push(']');
@@ -602,6 +618,7 @@ mod tests {
                 target: Target::Fast,
                 group_offset: 0,
                 loose: false,
+                null_data: false,
             },
         )
         .map(|t| t.regex)
@@ -616,6 +633,7 @@ mod tests {
                 target: Target::Fast,
                 group_offset: 0,
                 loose: false,
+                null_data: false,
             },
         )
         .map(|t| t.regex)
@@ -687,6 +705,7 @@ mod tests {
                 target: Target::Fast,
                 group_offset: 0,
                 loose: false,
+                null_data: false,
             };
             assert_eq!(
                 translate(pattern, flavor),
@@ -706,6 +725,7 @@ mod tests {
                 target: Target::Backtracking,
                 group_offset: 2,
                 loose: false,
+                null_data: false,
             },
         )
         .unwrap();

@@ -200,14 +200,18 @@ fn search_5_unsupported_arguments_fall_back_to_system_grep() {
     let ws = Workspace::new();
     std::fs::write(ws.root.join("f"), "a1\nb22\n").unwrap();
     let fallback = Command::new(WAVESH)
-        .args(["grep", "-z", "b2", "f"])
+        .args(["grep", "--color=always", "b2", "f"])
+        .env("GREP_COLORS", "mt=01")
         .current_dir(&ws.root)
         .output()
         .unwrap();
-    // -z: NUL-separated records, so the whole file is one record.
-    assert_eq!(String::from_utf8_lossy(&fallback.stdout), "a1\nb22\n\0");
+    // Colour: only the system grep prints it.
+    assert_eq!(
+        String::from_utf8_lossy(&fallback.stdout),
+        "\x1b[01m\x1b[Kb2\x1b[m\x1b[K2\n"
+    );
     assert_eq!(fallback.status.code(), Some(0));
-    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["-z", "b2", "f"]);
+    let (out, code) = run(&ws.root, WAVESH, &["grep"], &["--color=always", "b2", "f"]);
     assert_eq!((out.as_str(), code), ("", Some(2)));
 }
 

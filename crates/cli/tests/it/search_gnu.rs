@@ -785,3 +785,39 @@ fn search_2_find_defers_to_gnu_find_where_findutils_differs() {
         assert_eq!(ours, gnu, "find {args:?}");
     }
 }
+
+/// -z, -Z, --line-buffered, -d, -D, group separators and abbreviated long options are
+/// wavesh's own, with GNU's output (SEARCH-1, SEARCH-5).
+#[test]
+fn search_1_null_data_separators_and_long_option_prefixes() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("z"), b"a\nb\0c\0a1\n2\0").unwrap();
+    std::fs::write(ws.root.join("t"), "x\ny\nz\nw\nx\n").unwrap();
+    std::fs::create_dir(ws.root.join("dir")).unwrap();
+    std::fs::write(ws.root.join("dir/f"), "x\n").unwrap();
+    for (script, expected, code) in [
+        ("G -z 'a.b' z | tr '\\0' @", "a\nb@", 0),
+        ("G -z '^b' z; echo $?", "1\n", 0),
+        ("G -zc '^c$' z", "1\n", 0),
+        (r"G -z '1.2\(\)\1' z | tr '\0' @", "a1\n2@", 0),
+        ("G -z 'a[^x]b' z | tr '\\0' @", "a\nb@", 0),
+        ("G -lZ x t dir/f | tr '\\0' @", "t@dir/f@", 0),
+        ("G -cZ x t | tr '\\0' @", "2\n", 0),
+        ("G -HZ y t | tr '\\0' @", "t@y\n", 0),
+        ("G --line-buffered y t", "y\n", 0),
+        ("G -d skip x dir t", "t:x\nt:x\n", 0),
+        ("G -D skip x /dev/null t", "t:x\nt:x\n", 0),
+        ("G --group-separator=XYZ -A0 x t", "x\nXYZ\nx\n", 0),
+        ("G --no-group-separator -A0 x t", "x\nx\n", 0),
+        ("G --no-gr -A0 x t", "x\nx\n", 0),
+        ("G --count --inv x t", "3\n", 0),
+        ("G --line-n y t", "2:y\n", 0),
+    ] {
+        grep_case(&ws.root, "C.UTF-8", script, expected, code);
+    }
+    let out = sh(&ws.root, "C.UTF-8", "G -d read x dir");
+    assert_eq!(
+        (out.stderr.as_str(), out.code),
+        ("grep: dir: Is a directory\n", Some(2))
+    );
+}
