@@ -11,6 +11,8 @@ fuzz_target!(|data: &[u8]| {
     let ctx = ClassifyContext {
         home: "/home/dev".into(),
         cwd: "/work/app".into(),
+        // The text alone: fuzz inputs must not walk the machine's file system.
+        fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     };
     for dialect in [Dialect::Bash, Dialect::Zsh] {

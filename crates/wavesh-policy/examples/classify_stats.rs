@@ -66,6 +66,7 @@ fn main() {
     let ctx = ClassifyContext {
         home: "/home/dev".into(),
         cwd: "/work/app".into(),
+        // The text alone: an empty file system (the figure comparable across machines).
         fs: wavesh_policy::SharedFs::new(wavesh_policy::git_guard::EmptyFs),
         ..ClassifyContext::default()
     };
@@ -87,6 +88,19 @@ fn main() {
         "classify without the second parser",
         per_command(&commands, runs, |c| {
             std::hint::black_box(check(c, Dialect::Bash, &first_stage));
+        }),
+    );
+    // The real file system, with this crate's directory as the workspace: globs expand,
+    // symlinks resolve, recursive reads walk the tree, version queries look at PATH.
+    let real = ClassifyContext {
+        home: std::env::var_os("HOME").map(Into::into).unwrap_or_default(),
+        cwd: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        ..ClassifyContext::default()
+    };
+    report(
+        "classify on the real file system",
+        per_command(&commands, runs, |c| {
+            std::hint::black_box(check(c, Dialect::Bash, &real));
         }),
     );
     let mut parser = tree_sitter::Parser::new();

@@ -416,20 +416,6 @@ fn judge(
             check_candidate(&value, &raw, glob, ctx, cwds)?;
         }
     }
-    for (root, walk) in recursive_reads(name, args, &parsed, &judgement, producer) {
-        if root.is_empty() {
-            return Err(format!(
-                "`{name}` gives a command that opens files the names {}, which could be any path",
-                producer.map_or_else(
-                    || "on its input".to_owned(),
-                    |p| format!("`{}` prints", shorten(&p.text))
-                )
-            ));
-        }
-        for cwd in cwds {
-            walk_for_secrets(&root, cwd, &ctx.home, ctx.fs.0.as_ref(), &walk)?;
-        }
-    }
     for file in &judgement.script_files {
         check_candidate(file, file, false, ctx, cwds)?;
         let path = absolute(file, &cwds[0]);
@@ -451,9 +437,6 @@ fn judge(
             return Err(format!("`{name}` nests commands too deeply to check"));
         }
         let sub = &args[range.clone()];
-        if judgement.runs_get_input_names {
-            input_names_are_safe(name, sub, producer)?;
-        }
         let text = sub
             .iter()
             .map(|w| w.raw.as_str())
@@ -468,6 +451,23 @@ fn judge(
         };
         check_command_in(&inner, ctx, cwds, None, depth + 1)
             .map_err(|why| format!("`{name}` runs {why}"))?;
+        if judgement.runs_get_input_names {
+            input_names_are_safe(name, sub, producer)?;
+        }
+    }
+    for (root, walk) in recursive_reads(name, args, &parsed, &judgement, producer) {
+        if root.is_empty() {
+            return Err(format!(
+                "`{name}` gives the files to open from {}, which could name any path",
+                producer.map_or_else(
+                    || "its input".to_owned(),
+                    |p| format!("the output of `{}`", shorten(&p.text))
+                )
+            ));
+        }
+        for cwd in cwds {
+            walk_for_secrets(&root, cwd, &ctx.home, ctx.fs.0.as_ref(), &walk)?;
+        }
     }
     Ok(())
 }
