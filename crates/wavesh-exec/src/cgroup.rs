@@ -321,12 +321,14 @@ impl CommandCgroup {
         &self.dir
     }
 
-    /// `cgroup.procs`, opened for writing: the command's first process writes `0` there
-    /// to enter the cgroup before it execs.
-    pub fn procs(&self) -> io::Result<fs::File> {
+    /// The cgroup's directory, opened: the command's first process is born in it
+    /// (clone3's CLONE_INTO_CGROUP), or moves in through its `cgroup.procs`.
+    pub fn directory(&self) -> io::Result<fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
         fs::OpenOptions::new()
-            .write(true)
-            .open(self.dir.join("cgroup.procs"))
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(&self.dir)
     }
 
     /// Ends every process in the cgroup at once (`cgroup.kill`).

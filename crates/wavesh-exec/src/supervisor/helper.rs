@@ -59,7 +59,7 @@ struct SpawnRequest {
     stdin: OwnedFd,
     output: OwnedFd,
     seal: Option<OwnedFd>,
-    /// The command cgroup's `cgroup.procs`, open for writing: the shell joins it.
+    /// The command cgroup's directory, opened: the shell is born in it.
     cgroup: Option<OwnedFd>,
     /// The command cgroup's directory, removed by the subreaper once its tree is empty.
     cgroup_dir: Option<std::path::PathBuf>,
@@ -785,6 +785,54 @@ fn descendants() -> Vec<(libc::pid_t, libc::pid_t)> {
     found
 }
 
+/// The kernel's `struct clone_args` (clone3), up to `cgroup` (Linux 5.7).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// Forks a child born in the cgroup whose directory is `cgroup` (clone3 with
+/// CLONE_INTO_CGROUP): no migration afterwards, which would take the cgroup
+/// threadgroup lock for writing and can stall a spawn for an RCU grace period (tens of
+/// milliseconds on a busy machine). Returns the pid (0 in the child, -1 on failure) and
+/// whether the child was born there; kernels without it get a plain fork.
+#[allow(unsafe_code)]
+fn fork_into_cgroup(cgroup: RawFd) -> (libc::pid_t, bool) {
+    let args = CloneArgs {
+        flags: CLONE_INTO_CGROUP,
+        exit_signal: libc::SIGCHLD as u64,
+        cgroup: cgroup as u64,
+        ..CloneArgs::default()
+    };
+    // SAFETY: clone3 without CLONE_VM or a new stack behaves as fork in this
+    // single-threaded process; the child only makes system calls before exec.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &args as *const CloneArgs,
+            size_of::<CloneArgs>(),
+        )
+    } as libc::pid_t;
+    if pid >= 0 {
+        return (pid, true);
+    }
+    // SAFETY: as above, a plain fork.
+    (unsafe { libc::fork() }, false)
+}
+
 /// Forks and execs the shell as a new session and group leader with the command's descriptors.
 /// Returns its pid, or the errno of what failed before `exec`.
 #[allow(unsafe_code)]
@@ -802,8 +850,11 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
             .raw_os_error()
             .unwrap_or(libc::EIO));
     }
-    // SAFETY: single-threaded process; the child below only makes system calls.
-    let pid = unsafe { libc::fork() };
+    let (pid, born_in_cgroup) = match &request.cgroup {
+        Some(cgroup) => fork_into_cgroup(cgroup.as_raw_fd()),
+        // SAFETY: single-threaded process; the child below only makes system calls.
+        None => (unsafe { libc::fork() }, false),
+    };
     if pid < 0 {
         return Err(io::Error::last_os_error()
             .raw_os_error()
@@ -839,12 +890,21 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
             if libc::chdir(request.cwd.as_ptr()) != 0 {
                 fail(report[1]);
             }
-            // PROC-1: the shell, and so its whole tree, lives in the command's cgroup.
-            // A command that cannot be placed there does not start.
-            if let Some(procs) = &request.cgroup
-                && libc::write(procs.as_raw_fd(), b"0".as_ptr().cast(), 1) != 1
+            // PROC-1: the shell, and so its whole tree, lives in the command's cgroup;
+            // where it could not be born there, it moves in now. A command that cannot
+            // be placed there does not start.
+            if let Some(cgroup) = &request.cgroup
+                && !born_in_cgroup
             {
-                fail(report[1]);
+                let procs = libc::openat(
+                    cgroup.as_raw_fd(),
+                    c"cgroup.procs".as_ptr(),
+                    libc::O_WRONLY | libc::O_CLOEXEC,
+                );
+                if procs < 0 || libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
+                    fail(report[1]);
+                }
+                libc::close(procs);
             }
             #[cfg(target_os = "linux")]
             if let Some(seal) = &request.seal

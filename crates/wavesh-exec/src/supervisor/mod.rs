@@ -474,8 +474,8 @@ impl Supervisor {
         out.u8(u8::from(spec.seal.is_some()));
         let cgroup = self.shared.cgroups.as_ref().and_then(|cgroups| {
             let made = cgroups.command(id).and_then(|cgroup| {
-                let procs = cgroup.procs()?;
-                Ok((cgroup, procs))
+                let directory = cgroup.directory()?;
+                Ok((cgroup, directory))
             });
             made.map_err(|error| tracing::warn!(%error, "no cgroup for this command"))
                 .ok()
@@ -490,10 +490,10 @@ impl Supervisor {
         if let Some(seal) = &spec.seal {
             fds.push(seal.as_raw_fd());
         }
-        if let Some((_, procs)) = &cgroup {
-            fds.push(procs.as_raw_fd());
+        if let Some((_, directory)) = &cgroup {
+            fds.push(directory.as_raw_fd());
         }
-        let (cgroup, _procs) = cgroup.unzip();
+        let (cgroup, _directory) = cgroup.unzip();
         self.send_with(&out.0, &fds, |generation| {
             register(generation);
             if let Some(entry) = lock(&self.shared.entries).get_mut(&id) {
