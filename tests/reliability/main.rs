@@ -86,5 +86,20 @@ pub fn both_paths(root: &Path, private: &Path) -> Vec<(&'static str, Session)> {
     sessions
 }
 
+/// Runs `command`, which kills its own subreaper: the call must come back (bounded), and
+/// report the command as killed.
+pub async fn run_killing_its_subreaper(session: &Session, command: String) {
+    let mut input = wavesh_tool::BashInput::new(command);
+    input.timeout_ms = Some(20_000);
+    let result = tokio::time::timeout(
+        Duration::from_secs(15),
+        session.bash(input, &wavesh_tool::CallContext::default()),
+    )
+    .await
+    .expect("the call hung after its subreaper was killed")
+    .unwrap();
+    assert_ne!(result.exit_code, Some(0), "{}", result.text);
+}
+
 pub use processes::parent_of as processes_parent_of;
 pub use util::Mcp;
