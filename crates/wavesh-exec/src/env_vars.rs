@@ -4,6 +4,10 @@
 /// (SHELL-2). An unusable value is an error, never skipped.
 pub const WAVE_SHELL: &str = "WAVE_SHELL";
 
+/// `0` or `off`: the supervisor holds trees with its subreapers alone, without a cgroup
+/// per command, even where the machine allows cgroups (PROC-1).
+pub const WAVESH_CGROUPS: &str = "WAVESH_CGROUPS";
+
 /// Windows: the Git Bash to run commands under (SHELL-4).
 pub const WAVE_GIT_BASH_PATH: &str = "WAVE_GIT_BASH_PATH";
 

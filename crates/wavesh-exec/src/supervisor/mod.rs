@@ -161,9 +161,12 @@ pub struct Options {
 }
 
 impl Default for Options {
+    /// Cgroups on unless `WAVESH_CGROUPS=0` (or `off`) says otherwise; no limits.
     fn default() -> Options {
+        let off = std::env::var(crate::env_vars::WAVESH_CGROUPS)
+            .is_ok_and(|value| matches!(value.as_str(), "0" | "off" | "false" | "no"));
         Options {
-            cgroups: true,
+            cgroups: !off,
             limits: crate::cgroup::Limits::default(),
         }
     }
