@@ -55,7 +55,7 @@ struct SpawnRequest {
     cwd: CString,
     stdin: OwnedFd,
     output: OwnedFd,
-    seal: Option<OwnedFd>,
+    sandbox: Option<crate::sandbox::ChildSandbox>,
 }
 
 fn cstring(bytes: &[u8], what: &str) -> io::Result<CString> {
@@ -81,16 +81,12 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
         env.push(cstring(payload.bytes("variable")?, "a variable")?);
     }
     let cwd = cstring(payload.bytes("cwd")?, "the working directory")?;
-    let sealed = payload.u8("seal flag")? == 1;
+    let sandbox = payload.bytes("sandbox")?;
     let mut fds = fds.into_iter();
     let missing = || io::Error::new(io::ErrorKind::InvalidData, "spawn without its descriptors");
     let stdin = fds.next().ok_or_else(missing)?;
     let output = fds.next().ok_or_else(missing)?;
-    let seal = if sealed {
-        Some(fds.next().ok_or_else(missing)?)
-    } else {
-        None
-    };
+    let sandbox = crate::sandbox::decode_child(sandbox, || fds.next().ok_or_else(missing))?;
     Ok(SpawnRequest {
         id,
         shell,
@@ -99,7 +95,7 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
         cwd,
         stdin,
         output,
-        seal,
+        sandbox,
     })
 }
 
@@ -573,9 +569,8 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
             if libc::chdir(request.cwd.as_ptr()) != 0 {
                 fail(report[1]);
             }
-            #[cfg(target_os = "linux")]
-            if let Some(seal) = &request.seal
-                && let Err(errno) = crate::seal::enforce(seal.as_raw_fd())
+            if let Some(sandbox) = &request.sandbox
+                && let Err(errno) = sandbox.enforce()
             {
                 *libc::__errno_location() = errno;
                 fail(report[1]);

@@ -382,11 +382,10 @@ impl Supervisor {
             out.bytes(&entry);
         }
         out.bytes(absolute(&spec.cwd).as_os_str().as_bytes());
-        out.u8(u8::from(spec.seal.is_some()));
+        let (sandbox, ruleset) = crate::sandbox::encode_child(spec.sandbox.as_ref());
+        out.bytes(&sandbox);
         let mut fds = vec![spec.command.as_raw_fd(), spec.output.as_raw_fd()];
-        if let Some(seal) = &spec.seal {
-            fds.push(seal.as_raw_fd());
-        }
+        fds.extend(ruleset);
         self.send_with(&out.0, &fds, register)
     }
 }
