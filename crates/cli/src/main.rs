@@ -361,8 +361,8 @@ fn claude_settings_files(
 /// `wavesh doctor`: what this machine offers the sandbox and which guarantees hold
 /// (SBX-5).
 fn doctor(args: &DoctorArgs) -> ExitCode {
-    use wavesh_exec::sandbox::{Level, describe_all, support};
-    let support = support();
+    use wavesh_exec::sandbox::{Level, describe_all, probe_namespaces};
+    let support = &probe_namespaces();
     let levels = [Level::ReadOnly, Level::WorkspaceWrite];
     if args.json {
         let missing: serde_json::Map<String, serde_json::Value> = levels
@@ -411,8 +411,8 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         support.platform,
         yes(support.seccomp),
         yes(support.mount_namespace),
-        yes(support.user_namespace),
-        yes(support.network_namespace),
+        yes(support.user_namespace == Some(true)),
+        yes(support.network_namespace == Some(true)),
         yes(support.cgroup_delegation),
     ));
     if support.platform == "macos" {

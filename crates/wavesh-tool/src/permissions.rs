@@ -133,7 +133,7 @@ fn choose(
     }
     match decision.outcome {
         // Unsandboxed runs are never approved for being read-only.
-        Outcome::Allow if call.unsandboxed && decision.matched_rules.is_empty() => {
+        Outcome::Allow if unsandboxed && decision.matched_rules.is_empty() => {
             Verdict::Ask(decision)
         }
         Outcome::Allow => run,

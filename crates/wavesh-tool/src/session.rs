@@ -421,7 +421,8 @@ impl SessionBuilder {
         self
     }
 
-    /// The home directory whose secrets the sandbox hides (default: `$HOME`).
+    /// The home directory: commands get it as `HOME`, and the sandbox hides its secrets
+    /// (default: `$HOME`, as it is).
     pub fn home(&mut self, home: impl Into<PathBuf>) -> &mut Self {
         self.home = Some(home.into());
         self
@@ -508,6 +509,9 @@ impl SessionBuilder {
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
         executor.set_sandbox(self.sandbox_config(&config, &root, dir_path.as_path()));
+        if let Some(home) = &self.home {
+            executor.set_env("HOME", Some(home.clone().into_os_string()));
+        }
         if config.search_shadowing {
             let trusted = config.search_binary_trusted;
             match config.search_binary.as_deref().map(|binary| {

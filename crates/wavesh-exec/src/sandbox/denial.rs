@@ -33,6 +33,8 @@ pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> 
         if context.len() > 4 {
             context.pop_front();
         }
+        let whole = line;
+        let line = strip_shell_prefix(line);
         let denied = DENIAL_WORDS.iter().any(|w| line.contains(w));
         if !plan.network && NETWORK_WORDS.iter().any(|w| line.contains(w)) {
             network = true;
@@ -41,15 +43,27 @@ pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> 
         if !denied {
             continue;
         }
-        let what = candidate_paths(line)
-            .into_iter()
-            .find_map(|path| judge(&absolute(&path, cwd), plan, line));
-        match what {
-            Some(text) => {
-                if !refused.contains(&text) && refused.len() < MAX_NAMED {
-                    refused.push(text);
-                }
+        if line.starts_with("kill:") {
+            signal = true;
+            continue;
+        }
+        let what = candidate_paths(line).into_iter().find_map(|path| {
+            let resolved = absolute(&path, cwd);
+            // A relative path that is not there was relative to a directory the
+            // command changed to: only its name can still be judged.
+            if Path::new(&path).is_relative()
+                && std::fs::symlink_metadata(&resolved).is_err()
+                && !plan.is_secret(&resolved)
+            {
+                return None;
             }
+            judge(&resolved, plan, whole)
+        });
+        match what {
+            Some(text) if !refused.contains(&text) && refused.len() < MAX_NAMED => {
+                refused.push(text);
+            }
+            Some(_) => {}
             None if !plan.network
                 && (line.contains("socket") || line.contains("connect") || before) =>
             {
@@ -80,6 +94,7 @@ const DENIAL_WORDS: &[&str] = &[
     "Operation not permitted",
     "Read-only file system",
     "Device or resource busy",
+    "Invalid cross-device link",
     "EACCES",
     "EPERM",
     "EROFS",
@@ -136,6 +151,9 @@ const WRITE_HINTS: &[&str] = &[
 
 /// What the sandbox refused at `path`, if it would have.
 fn judge(path: &Path, plan: &Plan, line: &str) -> Option<String> {
+    // A planted symlink is judged by where it leads.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
     if plan.is_secret(path) {
         return Some(format!(
             "reading {} (a secret: the sandbox hides the user's credentials)",
@@ -158,6 +176,24 @@ fn judge(path: &Path, plan: &Plan, line: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// The line without the shell's own `bash: line 3: ` (or `/bin/bash: `) prefix, which
+/// names the shell, not what was refused.
+fn strip_shell_prefix(line: &str) -> &str {
+    let mut rest = line;
+    if let Some((first, after)) = rest.split_once(": ")
+        && ["bash", "zsh", "sh"].contains(&first.rsplit('/').next().unwrap_or(first))
+    {
+        rest = after;
+        if let Some(after_line) = rest.strip_prefix("line ")
+            && let Some((number, after)) = after_line.split_once(": ")
+            && number.chars().all(|c| c.is_ascii_digit())
+        {
+            rest = after;
+        }
+    }
+    rest
 }
 
 /// Path-like words of an error line: quoted ones first, then words with a `/`, then
@@ -241,7 +277,7 @@ mod tests {
         );
         assert!(
             explain_denials(
-                "bash: line 1: .git/hooks/pre-commit: Read-only file system",
+                "bash: line 1: /ws/.git/hooks/pre-commit: Read-only file system",
                 &ws,
                 Path::new("/ws")
             )
@@ -257,6 +293,29 @@ mod tests {
             explain_denials("curl: (6) Could not resolve host: example.com", &ws, cwd)
                 .unwrap()
                 .contains("network access (the network is off in the sandbox)")
+        );
+    }
+
+    #[test]
+    fn sbx_4_signals_and_the_shell_prefix() {
+        let ws = plan(Level::ReadOnly);
+        assert_eq!(
+            explain_denials(
+                "/bin/bash: line 26: kill: (29019) - Operation not permitted",
+                &ws,
+                Path::new("/ws")
+            )
+            .unwrap(),
+            "The read-only sandbox refused: a signal to a process outside this command. If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
+        );
+        assert!(
+            explain_denials(
+                "bash: line 1: /etc/passwd: Permission denied",
+                &ws,
+                Path::new("/ws")
+            )
+            .unwrap()
+            .contains("writing /etc/passwd (outside")
         );
     }
 

@@ -177,12 +177,22 @@ fn split_secrets(plan: &Plan, mounts: bool) -> (Vec<PathBuf>, Vec<(PathBuf, bool
             all.push(real);
         }
     }
+    let inodes = secret_inodes(&all);
     for dir in &plan.scan_dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
         };
         for entry in entries.flatten() {
-            if super::secret_name(&plan.secret_names, &entry.file_name().to_string_lossy()) {
+            use std::os::unix::fs::{DirEntryExt, MetadataExt};
+            let by_name =
+                super::secret_name(&plan.secret_names, &entry.file_name().to_string_lossy());
+            // A hardlink to a secret file read through another name: the directory entry's
+            // inode number is known without a stat; the device is checked on a match only.
+            let by_inode = inodes.iter().any(|(dev, ino)| {
+                *ino == entry.ino()
+                    && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.dev() == *dev)
+            });
+            if by_name || by_inode {
                 all.push(dir.join(entry.file_name()));
             }
         }
@@ -205,6 +215,33 @@ fn split_secrets(plan: &Plan, mounts: bool) -> (Vec<PathBuf>, Vec<(PathBuf, bool
         }
     }
     (landlock, hidden)
+}
+
+/// Device and inode of the secret files: each secret path that is a file, and the files
+/// directly inside each secret directory.
+fn secret_inodes(secrets: &[PathBuf]) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut add = |meta: &std::fs::Metadata| {
+        if meta.is_file() {
+            out.push((meta.dev(), meta.ino()));
+        }
+    };
+    for path in secrets {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                if let Ok(meta) = entry.metadata() {
+                    add(&meta);
+                }
+            }
+        } else {
+            add(&meta);
+        }
+    }
+    out
 }
 
 type BuildError = (String, io::Error);
@@ -364,6 +401,10 @@ const SOCK_PACKET: u64 = 10;
 /// TIOCLINUX), no kernel keyrings, no module loading, kexec, reboot or swap, no bpf.
 /// A 32-bit system call from the 64-bit shell kills the process (the architecture
 /// check of the filter); on x86-64 the x32 numbers of the refused calls are refused too.
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "ioctl numbers are c_ulong, which is not u64 on every target"
+)]
 fn compile(which: Filter) -> Result<BpfProgram, seccompiler::BackendError> {
     let Some(arch) = ARCH else {
         return Err(seccompiler::BackendError::InvalidTargetArch(
@@ -726,12 +767,8 @@ pub(crate) fn probe() -> Support {
         } else {
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS
         }),
-        user_namespace: probe_unshare(libc::CLONE_NEWUSER),
-        network_namespace: probe_unshare(if rustix::process::geteuid().as_raw() == 0 {
-            libc::CLONE_NEWNET
-        } else {
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNET
-        }),
+        user_namespace: None,
+        network_namespace: None,
         cgroup_delegation: cgroup_delegation(),
         platform: "linux",
         seatbelt: false,
@@ -752,6 +789,17 @@ fn landlock_abi() -> i32 {
         )
     };
     i32::try_from(abi).unwrap_or(0).max(0)
+}
+
+/// `support` with the user and network namespaces probed.
+pub(crate) fn probe_namespaces(mut support: Support) -> Support {
+    support.user_namespace = Some(probe_unshare(libc::CLONE_NEWUSER));
+    support.network_namespace = Some(probe_unshare(if rustix::process::geteuid().as_raw() == 0 {
+        libc::CLONE_NEWNET
+    } else {
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNET
+    }));
+    support
 }
 
 #[allow(unsafe_code)]

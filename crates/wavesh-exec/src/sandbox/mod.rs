@@ -176,10 +176,12 @@ pub struct Support {
     /// A process of this user can make a private mount namespace (root, or user
     /// namespaces allowed).
     pub mount_namespace: bool,
-    /// Unprivileged user namespaces can be created.
-    pub user_namespace: bool,
-    /// A new network namespace can be made (not used: seccomp is cheaper; reported).
-    pub network_namespace: bool,
+    /// Unprivileged user namespaces can be created; `None`: not probed (only
+    /// [`probe_namespaces`] does, for `wavesh doctor`).
+    pub user_namespace: Option<bool>,
+    /// A new network namespace can be made (not used: seccomp is cheaper); `None`: not
+    /// probed.
+    pub network_namespace: Option<bool>,
     /// cgroup v2 is mounted and this process may create child groups in its own.
     pub cgroup_delegation: bool,
     /// The platform: `linux`, `macos`, ...
@@ -227,6 +229,11 @@ fn all_guarantees() -> &'static [Guarantee] {
         Guarantee::AbstractSockets,
         Guarantee::ProtectedPaths,
     ]
+}
+
+/// [`support`] with the user and network namespace probes too (each starts a process).
+pub fn probe_namespaces() -> Support {
+    imp::probe_namespaces(support().clone())
 }
 
 /// What this machine offers (probed on first use).
@@ -424,8 +431,8 @@ mod tests {
             landlock_abi: 7,
             seccomp: true,
             mount_namespace: true,
-            user_namespace: true,
-            network_namespace: true,
+            user_namespace: None,
+            network_namespace: None,
             cgroup_delegation: false,
             platform: "linux",
             seatbelt: false,
