@@ -45,7 +45,7 @@ async fn sbx_harm_property_over_the_must_not_corpus() {
     let session = f.session_with(Level::ReadOnly, false, |config| {
         // A deadline kills instead of moving to the background: nothing outlives a run.
         config.mode = HostMode::IdleTurn;
-        config.default_timeout_ms = 3_000;
+        config.default_timeout_ms = 1_500;
     });
     let before = f.snapshot();
     for command in &commands {

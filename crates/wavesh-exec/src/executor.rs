@@ -472,6 +472,10 @@ impl Executor {
             output,
             cwd: request.cwd.clone(),
             env,
+            seatbelt: outcome
+                .as_ref()
+                .filter(|_| cfg!(target_os = "macos"))
+                .map(|outcome| crate::sandbox::seatbelt::profile(&outcome.plan)),
             sandbox,
         };
         let child = self.spawner.spawn_async(spec).await.map_err(|source| {

@@ -77,6 +77,8 @@ pub struct SpawnSpec {
     pub env: Vec<(OsString, Option<OsString>)>,
     /// The sandbox the shell enters before it starts (SBX).
     pub sandbox: Option<crate::sandbox::ChildSandbox>,
+    /// macOS: the Seatbelt profile the shell is started under (`sandbox-exec -p`).
+    pub seatbelt: Option<String>,
 }
 
 /// A started shell.
@@ -131,7 +133,16 @@ impl SpawnedChild for DirectChild {
 impl Spawner for DirectSpawner {
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
         let stderr = spec.output.try_clone()?;
-        let mut command = tokio::process::Command::new(spec.shell.path());
+        let mut command = match &spec.seatbelt {
+            // macOS: the shell runs under the profile (SBX-5).
+            Some(profile) => {
+                let mut command =
+                    tokio::process::Command::new(crate::sandbox::seatbelt::SANDBOX_EXEC);
+                command.arg("-p").arg(profile).arg(spec.shell.path());
+                command
+            }
+            None => tokio::process::Command::new(spec.shell.path()),
+        };
         command
             .args(shell_args(spec.shell.kind()))
             .arg(&spec.script)

@@ -4,7 +4,8 @@
 //! and file-name patterns, which Seatbelt matches by regex anywhere), writes only to the
 //! plan's files and directories minus its read-only paths, no network, signals only to
 //! the command's own processes. Seatbelt can deny inside an allowed tree, so nothing is
-//! built "around" here.
+//! built "around" here. The direct spawner starts the shell as `sandbox-exec -p PROFILE
+//! SHELL ...` on macOS.
 
 use std::fmt::Write as _;
 use std::path::Path;
