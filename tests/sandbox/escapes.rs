@@ -503,3 +503,28 @@ async fn sbx_2_attacks_work_without_the_sandbox() {
     }
     session.shutdown().await;
 }
+
+/// The read rules are reused between commands only while nothing they were made from
+/// changed: a hardlink to a secret or a `.env` planted between two commands is hidden
+/// from the second.
+#[tokio::test]
+async fn sbx_2_a_secret_planted_between_commands_is_hidden() {
+    if !enforced_or_skip(Level::ReadOnly) {
+        return;
+    }
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, false);
+    let first = f.run(&session, "cat README.md").await;
+    assert_eq!(first.text, "hello");
+    std::fs::hard_link(f.home.join(".netrc"), f.ws.join("later.txt")).unwrap();
+    crate::write(
+        &f.ws.join(".env.local"),
+        &format!("{}-later-env\n", f.marker),
+    );
+    let second = f
+        .run(&session, "cat later.txt .env.local; cat README.md")
+        .await;
+    assert!(!second.text.contains(&f.marker), "{}", second.text);
+    assert!(second.text.contains("hello"), "{}", second.text);
+    session.shutdown().await;
+}

@@ -84,7 +84,8 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         source,
     };
     let mounts_possible = support.mount_namespace;
-    let (landlock_secrets, hidden) = split_secrets(plan, mounts_possible);
+    let reads = cached_reads(plan, mounts_possible);
+    let hidden = &reads.hidden;
     let mut mounts = Vec::new();
     if plan.level == Level::WorkspaceWrite && mounts_possible {
         for path in &plan.read_only {
@@ -93,7 +94,7 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
                     .map_err(|e| failed(&path.display().to_string(), e))?,
             );
         }
-        for (path, is_dir) in &hidden {
+        for (path, is_dir) in hidden {
             let kind = if *is_dir {
                 MountKind::HideDir
             } else {
@@ -103,7 +104,7 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         }
     }
     let ruleset = if support.landlock_abi >= 1 {
-        landlock_ruleset(plan, &landlock_secrets).map_err(|(what, e)| failed(&what, e))?
+        landlock_ruleset(plan, &reads.allowed).map_err(|(what, e)| failed(&what, e))?
     } else {
         None
     };
@@ -246,7 +247,89 @@ fn secret_inodes(secrets: &[PathBuf]) -> Vec<(u64, u64)> {
 
 type BuildError = (String, io::Error);
 
-fn landlock_ruleset(plan: &Plan, secrets: &[PathBuf]) -> Result<Option<OwnedFd>, BuildError> {
+/// The read side of a plan: the secrets Landlock hides, the ones mounts hide, and the
+/// read-allowed entries around them, opened.
+struct Reads {
+    hidden: Vec<(PathBuf, bool)>,
+    allowed: Vec<(OwnedFd, bool)>,
+}
+
+/// What the reads of a plan depend on.
+type ReadsKey = (
+    Vec<PathBuf>,
+    Vec<String>,
+    Vec<PathBuf>,
+    Vec<PathBuf>,
+    Level,
+    bool,
+);
+
+/// A directory's identity and modification time: a listing stays valid while it holds.
+type Stamp = Option<(i64, i64, u64)>;
+
+fn stamp(dir: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .ok()
+        .map(|m| (m.mtime(), m.mtime_nsec(), m.ino()))
+}
+
+/// The reads of `plan`, built again only when a directory they were listed from
+/// changed: building them lists `/`, the directories on the way to each secret and the
+/// scanned directories, and opens a few hundred paths, which would cost more than a
+/// command's whole budget if done every time. A directory's mtime changes with every
+/// entry added, removed or renamed in it, so a new secret or a planted hardlink is
+/// seen by the next command.
+fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
+    use std::sync::{Arc, Mutex, PoisonError};
+    static CACHE: Mutex<Option<(ReadsKey, Vec<(PathBuf, Stamp)>, Arc<Reads>)>> = Mutex::new(None);
+    let key: ReadsKey = (
+        plan.secret_paths.clone(),
+        plan.secret_names.clone(),
+        plan.scan_dirs.clone(),
+        plan.writable_dirs.clone(),
+        plan.level,
+        mounts,
+    );
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((cached_key, stamps, reads)) = cache.as_ref()
+        && *cached_key == key
+        && stamps.iter().all(|(dir, old)| stamp(dir) == *old)
+    {
+        return Arc::clone(reads);
+    }
+    // Every directory listed below, and every one on the way to them (a secret that is
+    // a symlink may be pointed elsewhere), stamped before listing: a change during the
+    // listing is seen next time.
+    let mut dirs: Vec<PathBuf> = plan
+        .secret_paths
+        .iter()
+        .cloned()
+        .chain(
+            plan.secret_paths
+                .iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok()),
+        )
+        .chain(plan.scan_dirs.iter().cloned())
+        .flat_map(|p| p.ancestors().map(Path::to_path_buf).collect::<Vec<_>>())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let stamps: Vec<(PathBuf, Stamp)> = dirs.iter().map(|d| (d.clone(), stamp(d))).collect();
+    let (landlock, hidden) = split_secrets(plan, mounts);
+    let allowed = read_allowed(&landlock)
+        .iter()
+        .filter_map(|path| open_path(path))
+        .collect();
+    let reads = Arc::new(Reads { hidden, allowed });
+    *cache = Some((key, stamps, Arc::clone(&reads)));
+    reads
+}
+
+fn landlock_ruleset(
+    plan: &Plan,
+    allowed: &[(OwnedFd, bool)],
+) -> Result<Option<OwnedFd>, BuildError> {
     let abi = ABI::V5;
     let lib = |what: &str| {
         let what = what.to_owned();
@@ -269,6 +352,11 @@ fn landlock_ruleset(plan: &Plan, secrets: &[PathBuf]) -> Result<Option<OwnedFd>,
         .map_err(lib("scopes"))?
         .create()
         .map_err(lib("create"))?;
+    for (fd, _) in allowed {
+        (&mut ruleset)
+            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(lib("a read rule"))?;
+    }
     let mut add = |path: &Path,
                    access: BitFlags<AccessFs>,
                    dir_only: BitFlags<AccessFs>|
@@ -286,9 +374,6 @@ fn landlock_ruleset(plan: &Plan, secrets: &[PathBuf]) -> Result<Option<OwnedFd>,
             .map_err(lib(&path.display().to_string()))?;
         Ok(())
     };
-    for path in read_allowed(secrets) {
-        add(&path, AccessFs::ReadFile.into(), BitFlags::empty())?;
-    }
     for dir in &plan.writable_dirs {
         add(dir, AccessFs::ReadFile.into(), writes)?;
     }
