@@ -267,6 +267,9 @@ type ReadsKey = (
 /// A directory's identity and modification time: a listing stays valid while it holds.
 type Stamp = Option<(i64, i64, u64)>;
 
+/// The last reads built, with what they depend on.
+type CachedReads = (ReadsKey, Vec<(PathBuf, Stamp)>, std::sync::Arc<Reads>);
+
 fn stamp(dir: &Path) -> Stamp {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(dir)
@@ -282,7 +285,7 @@ fn stamp(dir: &Path) -> Stamp {
 /// seen by the next command.
 fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
     use std::sync::{Arc, Mutex, PoisonError};
-    static CACHE: Mutex<Option<(ReadsKey, Vec<(PathBuf, Stamp)>, Arc<Reads>)>> = Mutex::new(None);
+    static CACHE: Mutex<Option<CachedReads>> = Mutex::new(None);
     let key: ReadsKey = (
         plan.secret_paths.clone(),
         plan.secret_names.clone(),
