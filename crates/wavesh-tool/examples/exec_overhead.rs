@@ -54,8 +54,23 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let runs: usize = std::env::args().nth(1).map_or(200, |n| n.parse().unwrap());
-    let workspace = std::env::temp_dir();
-    let session = Session::builder(&workspace).build().unwrap();
+    // A fresh workspace of its own, as a project directory is: the system temporary
+    // directory itself changes all the time on a shared machine, and the sandbox lists
+    // the workspace again whenever it changed.
+    let workspace = std::env::temp_dir().join(format!("wavesh-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&workspace).unwrap();
+    // Unsandboxed: `true` is read-only and would otherwise run at `read-only`.
+    let unsandboxed = ToolConfig {
+        sandbox: SandboxSettings {
+            read_only_level: false,
+            ..SandboxSettings::default()
+        },
+        ..ToolConfig::default()
+    };
+    let session = Session::builder(&workspace)
+        .config(unsandboxed)
+        .build()
+        .unwrap();
     let binary = std::env::args().nth(2);
     let supervised = binary
         .as_deref()
@@ -161,4 +176,5 @@ async fn main() {
         }
         println!("machine: {:?}", wavesh_exec::sandbox::support());
     }
+    let _ = std::fs::remove_dir_all(&workspace);
 }
