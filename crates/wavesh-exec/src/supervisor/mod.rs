@@ -72,7 +72,7 @@ mod tag {
 
 /// The protocol version host and helper must share: a helper of another wavesh version
 /// is refused at start, not misread later.
-const PROTOCOL: i32 = 1;
+const PROTOCOL: i32 = 2;
 
 /// How long the host waits for a new helper's first words.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
