@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Foreground overhead of wavesh, measured side by side in one run (see bench/README.md).
 #   1. Library: Session::bash("true"), direct and through the per-session supervisor,
-#      against spawning `bash -c true` from Rust.
+#      against spawning `bash -c true` from Rust; then one column per sandbox level
+#      (read-only, workspace-write) through the supervisor, each beside the unsandboxed
+#      run (target: at most 0.5 ms for the sandbox itself).
 #   2. Whole process: `wavesh run -- true` against `bash -c true`.
 # Usage: bench/exec-overhead.sh [RUNS]   (default 200, interleaved)
 set -euo pipefail

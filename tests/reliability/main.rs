@@ -1,5 +1,5 @@
 //! The reliability suite: nothing wavesh starts survives a stop, a session end or the
-//! host's own death; read-only commands are sealed; bad input and hostile output get
+//! host's own death; bad input and hostile output get
 //! clear answers while the host stays up.
 //!
 //! `cargo nextest run -p wavesh --test reliability` runs it at CI size. The long soak
@@ -19,7 +19,6 @@ mod attacks;
 mod bad_input;
 mod output;
 mod processes;
-mod sealed;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -43,10 +42,16 @@ pub fn expect_gone(marker: &str, within: Duration, when: &str) {
 /// A session in `root` whose commands start through the supervisor, as `wavesh mcp` runs
 /// them.
 pub fn supervised_session(root: &Path, private: &Path) -> Session {
+    // Every command unsandboxed, as a host that approves them all runs them: this suite
+    // is about processes and output; tests/sandbox covers the sandbox through the
+    // supervisor.
+    let mut config = wavesh_tool::ToolConfig::default();
+    config.sandbox.read_only_level = false;
     Session::builder(root)
         .private_base(private)
         .no_login_env()
         .supervisor(util::WAVESH)
+        .config(config)
         .build()
         .expect("a session")
 }

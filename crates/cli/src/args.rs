@@ -29,6 +29,16 @@ pub enum Command {
     ///
     /// Exits 0 when read-only, 1 when it needs approval, 2 on bad input.
     Check(CheckArgs),
+    /// Show what this machine offers the sandbox (Landlock ABI, seccomp, user and network
+    /// namespaces, cgroup v2 delegation) and which guarantees hold at each level.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -94,6 +104,14 @@ pub struct RunArgs {
     /// bundles, as `wavesh mcp` does (off by default: a terminal already has them).
     #[arg(long)]
     pub login_env: bool,
+    /// The sandbox the command runs in: read-only, workspace-write or off. Off by
+    /// default: the user typed the command.
+    #[arg(long, value_name = "LEVEL", default_value = "off", value_parser = parse_level)]
+    pub sandbox: wavesh_exec::sandbox::Level,
+    /// Refuse to run when the sandbox cannot give all its guarantees on this machine,
+    /// instead of running with the rest.
+    #[arg(long)]
+    pub sandbox_strict: bool,
     /// Read the raw Bash tool input as JSON from FILE, or from stdin with -.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "timeout", "background", "description"])]
     pub input: Option<PathBuf>,
@@ -125,11 +143,23 @@ pub struct McpArgs {
     /// MCP elicitation or is refused with the rule that would allow it).
     #[arg(long, value_enum, default_value = "host")]
     pub permission_mode: ApproverArg,
-    /// Run commands approved as read-only unsealed. By default (with
-    /// `--permission-mode wavesh`, on Linux with Landlock) they cannot write files or open
-    /// TCP connections, even if the classifier were wrong.
+    /// The sandbox of commands not approved as read-only: read-only, workspace-write or
+    /// off (default: workspace-write, or what `sandbox.enabled` of the settings says).
+    /// Commands approved as read-only run at read-only.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_level)]
+    pub sandbox: Option<wavesh_exec::sandbox::Level>,
+    /// Run commands approved as read-only at the session's level instead of read-only.
     #[arg(long)]
     pub no_seal: bool,
+    /// Sandboxed auto-allow: with `--permission-mode wavesh`, commands that would ask run
+    /// without asking at workspace-write; deny and ask rules still apply (Claude Code's
+    /// `sandbox.autoAllowBashIfSandboxed`).
+    #[arg(long)]
+    pub auto_allow_sandboxed: bool,
+    /// Refuse to run when the sandbox cannot give all its guarantees on this machine
+    /// (Claude Code's `sandbox.failIfUnavailable`).
+    #[arg(long)]
+    pub sandbox_strict: bool,
     /// The policy mode: default, plan, acceptEdits or bypassPermissions.
     #[arg(long, default_value = "default", value_parser = parse_mode)]
     pub mode: wavesh_policy::PermissionMode,
@@ -206,6 +236,11 @@ pub struct WorkspaceArgs {
     /// Leave grep inside commands to the system instead of wavesh's gitignore-aware one.
     #[arg(long)]
     pub no_search_shadowing: bool,
+}
+
+fn parse_level(text: &str) -> Result<wavesh_exec::sandbox::Level, String> {
+    text.parse()
+        .map_err(|error: wavesh_exec::sandbox::UnknownLevel| error.to_string())
 }
 
 fn parse_mode(text: &str) -> Result<wavesh_policy::PermissionMode, String> {

@@ -18,7 +18,9 @@ use wavesh_tool::{
     BashInput, BashResult, CallContext, InputError, Session, ToolError, parse_bash_input,
 };
 
-use crate::args::{ApproverArg, Cli, Command, EnvArgs, McpArgs, RunArgs, WorkspaceArgs};
+use crate::args::{
+    ApproverArg, Cli, Command, DoctorArgs, EnvArgs, McpArgs, RunArgs, WorkspaceArgs,
+};
 
 fn main() -> ExitCode {
     // `wavesh grep|rg|find ARGS` (and links named so): the tool's own arguments, passed
@@ -86,6 +88,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Doctor(args) => Ok(doctor(&args)),
         Command::Env(args) => runtime.block_on(env_command(&args)),
         Command::Run(args) => runtime.block_on(run_command(args)),
         Command::Mcp(args) => {
@@ -160,7 +163,12 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(input) => input,
         Err(error) => return Ok(report_error(&args, &error)),
     };
-    let mut builder = session_builder(&args.workspace, |_| {})?;
+    let mut builder = session_builder(&args.workspace, |config| {
+        // The user typed the command: it runs at exactly the level asked for.
+        config.sandbox.level = args.sandbox;
+        config.sandbox.read_only_level = false;
+        config.sandbox.strict = args.sandbox_strict;
+    })?;
     if !args.login_env {
         builder.no_login_env();
     }
@@ -172,9 +180,8 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         abort,
         progress: spinner.as_ref().map(progress::Spinner::sink),
         move_to_background: CancellationToken::new(),
-        // The user typed the command: it is theirs to run, not sealed.
-        sealed: false,
-        sealed_network: false,
+        // The user typed the command: it is approved.
+        approved: true,
     };
     let outcome = session.bash(input, &ctx).await;
     drop(spinner);
@@ -303,8 +310,35 @@ fn mcp_session(
     args: &McpArgs,
     session_id: &str,
 ) -> anyhow::Result<(Arc<Session>, wavesh_mcp::Permissions)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let root = match &args.workspace.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let mut sandbox = wavesh_tool::SandboxSettings {
+        level: args
+            .sandbox
+            .unwrap_or(wavesh_exec::sandbox::Level::WorkspaceWrite),
+        ..wavesh_tool::SandboxSettings::default()
+    };
+    // Claude Code's `sandbox` settings, user, project, local, then the named files.
+    for path in claude_settings_files(&root, home.as_deref(), &args.settings) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        sandbox.apply_claude_settings(
+            &text,
+            &path,
+            &root,
+            home.as_deref(),
+            args.sandbox.is_some(),
+        )?;
+    }
+    sandbox.read_only_level = !args.no_seal;
+    sandbox.auto_allow |= args.auto_allow_sandboxed;
+    sandbox.strict |= args.sandbox_strict;
     let mut builder = session_builder(&args.workspace, |config| {
-        config.seal_read_only = !args.no_seal;
+        config.sandbox = sandbox;
         config.read_tool.clone_from(&args.host_read_tool);
     })?;
     if args.no_login_env {
@@ -320,7 +354,6 @@ fn mcp_session(
         builder.session(session_id, state_dir);
     }
     let session = Arc::new(builder.build()?);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
     let settings =
         wavesh_policy::settings::Settings::load(session.root(), home.as_deref(), &args.settings)?;
     for dir in &settings.additional_directories {
@@ -328,7 +361,6 @@ fn mcp_session(
     }
     let permissions = wavesh_mcp::Permissions {
         settings: std::sync::RwLock::new(settings),
-        workspace: session.root().to_path_buf(),
         approver: match args.permission_mode {
             ApproverArg::Host => wavesh_mcp::Approver::Host,
             ApproverArg::Wavesh => wavesh_mcp::Approver::Wavesh,
@@ -426,6 +458,96 @@ fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     }
     let mut file = options.open(path)?;
     writeln!(file, "{text}")
+}
+
+/// The settings files whose `sandbox` object applies, in order of increasing precedence.
+fn claude_settings_files(
+    root: &std::path::Path,
+    home: Option<&std::path::Path>,
+    extra: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = home
+        .map(|home| home.join(".claude/settings.json"))
+        .into_iter()
+        .collect();
+    files.push(root.join(".claude/settings.json"));
+    files.push(root.join(".claude/settings.local.json"));
+    files.extend(extra.iter().cloned());
+    files
+}
+
+/// `wavesh doctor`: what this machine offers the sandbox and which guarantees hold
+/// (SBX-5).
+fn doctor(args: &DoctorArgs) -> ExitCode {
+    use wavesh_exec::sandbox::{Level, describe_all, probe_namespaces};
+    let support = &probe_namespaces();
+    let levels = [Level::ReadOnly, Level::WorkspaceWrite];
+    if args.json {
+        let missing: serde_json::Map<String, serde_json::Value> = levels
+            .iter()
+            .map(|level| {
+                (
+                    level.name().to_owned(),
+                    support
+                        .missing(*level)
+                        .iter()
+                        .map(|g| serde_json::Value::from(g.describe()))
+                        .collect(),
+                )
+            })
+            .collect();
+        let value = serde_json::json!({
+            "platform": support.platform,
+            "landlock_abi": support.landlock_abi,
+            "seccomp": support.seccomp,
+            "mount_namespace": support.mount_namespace,
+            "user_namespace": support.user_namespace,
+            "network_namespace": support.network_namespace,
+            "cgroup_delegation": support.cgroup_delegation,
+            "seatbelt": support.seatbelt,
+            "missing": missing,
+        });
+        printer::stdout_line(&value.to_string());
+        return ExitCode::SUCCESS;
+    }
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let landlock = match support.landlock_abi {
+        0 => "no".to_owned(),
+        abi => format!(
+            "ABI {abi} (files{}{}{})",
+            if abi >= 2 { ", links and renames" } else { "" },
+            if abi >= 4 { ", TCP" } else { "" },
+            if abi >= 6 {
+                ", signal and abstract-socket scoping"
+            } else {
+                ""
+            }
+        ),
+    };
+    printer::stdout_line(&format!(
+        "platform: {}\nLandlock: {landlock}\nseccomp: {}\nmount namespace: {}\nuser namespaces: {}\nnetwork namespaces: {}\ncgroup v2 delegation: {}",
+        support.platform,
+        yes(support.seccomp),
+        yes(support.mount_namespace),
+        yes(support.user_namespace == Some(true)),
+        yes(support.network_namespace == Some(true)),
+        yes(support.cgroup_delegation),
+    ));
+    if support.platform == "macos" {
+        printer::stdout_line(&format!(
+            "Seatbelt (sandbox-exec): {}",
+            yes(support.seatbelt)
+        ));
+    }
+    for level in levels {
+        let missing = support.missing(level);
+        if missing.is_empty() {
+            printer::stdout_line(&format!("{level}: every guarantee holds"));
+        } else {
+            printer::stdout_line(&format!("{level}: missing {}", describe_all(&missing)));
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// A fresh session id: time and pid, enough to be unique on one machine.

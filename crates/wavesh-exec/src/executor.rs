@@ -13,7 +13,7 @@ use crate::job::{BackgroundReason, ExitRecord, Job, JobSpec, Phase, StopCause};
 use crate::kill::Signaller;
 use crate::output::OutputFile;
 use crate::private_dir::{PrivateDir, PrivateDirError, random_name};
-use crate::seal::{SealSpec, SealSupport};
+use crate::sandbox::{CommandFiles, Level, Plan, SandboxConfig, SandboxError, Scrubbed};
 use crate::shell::Shell;
 use crate::spawn::{ExitStatus, SpawnSpec, Spawner, prelude};
 use crate::tasks::TaskManager;
@@ -58,6 +58,14 @@ pub struct Request {
     /// Variables set for this command on top of the executor's (the adopted login-shell
     /// environment, ENV-7).
     pub env: Vec<(OsString, OsString)>,
+    /// The sandbox level it runs at (SBX-1); chosen by the caller's permission decision.
+    pub sandbox: Level,
+    /// A sandboxed command keeps TCP/UDP: it reads over the network, as `gh pr view`
+    /// does (`wavesh_policy::reads_over_network`). Files stay sandboxed.
+    pub network: bool,
+    /// The writable roots at `workspace-write` (the workspace and the additional
+    /// directories as they are now); empty: the executor's configured roots.
+    pub roots: Vec<PathBuf>,
 }
 
 /// A progress event for the host (never for the model, EXEC-5).
@@ -83,13 +91,10 @@ pub struct Controls {
     /// Cancelling it moves a running foreground command to the background at once: the
     /// user's Ctrl+B (BG-6).
     pub move_to_background: CancellationToken,
-    /// The command runs only because it was classified read-only (not allowed by a rule
-    /// or the user, not `dangerouslyDisableSandbox`): seal it where the platform can
-    /// ([`crate::seal`]), unless the executor's sealing is off.
-    pub sealed: bool,
-    /// A sealed command may still open TCP connections: it reads over the network, as
-    /// `gh pr view` does (`wavesh_policy::reads_over_network`). Files stay sealed.
-    pub sealed_network: bool,
+    /// The host (or its user) approved this call after asking: the permission decision
+    /// then lets it run even when it would ask (SBX-3). The sandbox level is still
+    /// chosen by the library.
+    pub approved: bool,
 }
 
 impl std::fmt::Debug for Controls {
@@ -97,8 +102,7 @@ impl std::fmt::Debug for Controls {
         f.debug_struct("Controls")
             .field("abort", &self.abort.is_cancelled())
             .field("progress", &self.progress.is_some())
-            .field("sealed", &self.sealed)
-            .field("sealed_network", &self.sealed_network)
+            .field("approved", &self.approved)
             .finish()
     }
 }
@@ -131,6 +135,20 @@ pub struct Finished {
     pub duration: Duration,
     /// The per-command limit that ended it, in words for the model (PROC-1), if one did.
     pub limit: Option<String>,
+    /// The sandbox it ran in, if any.
+    pub sandbox: Option<Arc<SandboxOutcome>>,
+}
+
+/// What a sandboxed command ran under: for the denial and degradation notes and for
+/// masking scrubbed values (SBX-2, SBX-4, SBX-5).
+#[derive(Debug)]
+pub struct SandboxOutcome {
+    /// The plan it enforced.
+    pub plan: Plan,
+    /// Guarantees this machine could not give.
+    pub missing: Vec<crate::sandbox::Guarantee>,
+    /// The variables removed from its environment.
+    pub scrubbed: Scrubbed,
 }
 
 /// A command now running as a background task.
@@ -168,11 +186,13 @@ pub enum ExecError {
     /// The working directory does not exist.
     #[error("working directory {0} does not exist")]
     NoWorkingDirectory(PathBuf),
-    /// The read-only seal could not be set up (a Landlock error), so the command was not
-    /// run.
-    #[error("cannot seal the read-only command (private TMPDIR {path}): {source}")]
-    Seal {
-        /// The command's private TMPDIR.
+    /// The sandbox could not be set up, so the command was not run.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The sandbox's TMPDIR could not be made.
+    #[error("cannot create the sandbox TMPDIR {path}: {source}")]
+    SandboxTmp {
+        /// The directory.
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
@@ -196,7 +216,7 @@ pub struct Executor {
     env: Vec<(OsString, Option<OsString>)>,
     output_cap: Option<u64>,
     search: Option<PathBuf>,
-    sealing: bool,
+    sandbox: SandboxConfig,
 }
 
 /// The default output cap: 5 GiB (BG-8).
@@ -231,7 +251,7 @@ impl Executor {
             env,
             output_cap: Some(DEFAULT_OUTPUT_CAP),
             search: None,
-            sealing: true,
+            sandbox: SandboxConfig::default(),
         }
     }
 
@@ -246,10 +266,15 @@ impl Executor {
         self.search = binary;
     }
 
-    /// Turns sealed runs on (the default) or off: with it off, [`Controls::sealed`] is
-    /// ignored.
-    pub fn set_sealing(&mut self, on: bool) {
-        self.sealing = on;
+    /// Sets what every sandboxed command of this executor is confined by: the writable
+    /// roots, the secrets, the environment filter, strictness.
+    pub fn set_sandbox(&mut self, config: SandboxConfig) {
+        self.sandbox = config;
+    }
+
+    /// The sandbox configuration.
+    pub fn sandbox_config(&self) -> &SandboxConfig {
+        &self.sandbox
     }
 
     /// The binary shadowing `grep` inside commands, if any.
@@ -366,6 +391,7 @@ impl Executor {
         let ExitRecord {
             status, cwd_after, ..
         } = job.wait().await;
+        let sandbox = job.sandbox().cloned();
         let ending = match (ending, job.stopped()) {
             (Ending::Exited, Some(StopCause::OutputCap)) => Ending::OutputCap,
             (ending, _) => ending,
@@ -382,6 +408,7 @@ impl Executor {
             cwd_after,
             duration: started.elapsed(),
             limit: self.signaller.limit_fired(job.pgid()),
+            sandbox,
         }))
     }
 
@@ -389,10 +416,9 @@ impl Executor {
     async fn start(
         &self,
         request: &Request,
-        controls: &Controls,
+        _controls: &Controls,
         tasks: &TaskManager,
     ) -> Result<Arc<Job>, ExecError> {
-        let sealed = controls.sealed;
         if !request.cwd.is_dir() {
             return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
         }
@@ -406,30 +432,38 @@ impl Executor {
             let (_, path) = self.dir.create_file(&format!("{id}-cwd"), "")?;
             Some(path)
         };
-        let tmp_dir =
-            (sealed && self.sealing && crate::seal::support() != SealSupport::Unavailable)
-                .then(|| self.dir.path().join(format!("{id}-tmp")));
+        // A private TMPDIR per command at read-only (removed when it exits); the
+        // session's, kept between commands, at workspace-write.
+        let own_tmp =
+            (request.sandbox == Level::ReadOnly).then(|| self.dir.path().join(format!("{id}-tmp")));
         let cleanup = |error: ExecError| {
             crate::job::remove_quietly(&output_path);
             if let Some(path) = &cwd_file {
                 crate::job::remove_quietly(path);
             }
-            if let Some(dir) = &tmp_dir {
+            if let Some(dir) = &own_tmp {
                 crate::job::remove_dir_quietly(dir);
             }
             error
         };
         let command = self.command_file(&request.command).map_err(cleanup)?;
-        let seal = match &tmp_dir {
-            Some(dir) => self
-                .seal(
-                    dir,
-                    &output_path,
-                    cwd_file.as_deref(),
-                    controls.sealed_network,
-                )
-                .map_err(cleanup)?,
-            None => None,
+        let mut env: Vec<(OsString, Option<OsString>)> = request
+            .env
+            .iter()
+            .map(|(key, value)| (key.clone(), Some(value.clone())))
+            .chain(self.env.iter().cloned())
+            .collect();
+        let (sandbox, outcome) = if request.sandbox.is_sandboxed() {
+            let tmp = match &own_tmp {
+                Some(dir) => dir.clone(),
+                None => self.dir.path().join("tmp"),
+            };
+            let prepared = self
+                .sandbox(request, &tmp, &output_path, cwd_file.as_deref(), &mut env)
+                .map_err(cleanup)?;
+            (prepared.0, Some(prepared.1))
+        } else {
+            (None, None)
         };
         let spec = SpawnSpec {
             shell: self.shell.clone(),
@@ -441,23 +475,12 @@ impl Executor {
             command,
             output,
             cwd: request.cwd.clone(),
-            env: request
-                .env
-                .iter()
-                .map(|(key, value)| (key.clone(), Some(value.clone())))
-                .chain(self.env.iter().cloned())
-                .chain(tmp_dir.iter().flat_map(|dir| {
-                    // zsh writes here-documents and `=(...)` under TMPPREFIX, not TMPDIR.
-                    [
-                        (OsString::from("TMPDIR"), Some(dir.clone().into_os_string())),
-                        (
-                            OsString::from("TMPPREFIX"),
-                            Some(dir.join("zsh").into_os_string()),
-                        ),
-                    ]
-                }))
-                .collect(),
-            seal,
+            env,
+            seatbelt: outcome
+                .as_ref()
+                .filter(|_| cfg!(target_os = "macos"))
+                .map(|outcome| crate::sandbox::seatbelt::profile(&outcome.plan)),
+            sandbox,
         };
         let child = self.spawner.spawn_async(spec).await.map_err(|source| {
             cleanup(ExecError::Spawn {
@@ -471,37 +494,81 @@ impl Executor {
                 command: request.command.clone(),
                 output_path,
                 cwd_file,
-                tmp_dir,
+                tmp_dir: own_tmp,
                 background: background.then_some(BackgroundReason::Requested),
                 on_exit: Some(tasks.exit_hook()),
                 output_cap: self.output_cap,
+                sandbox: outcome,
             },
             child,
             Arc::clone(&self.signaller),
         ))
     }
 
-    /// Makes the private `TMPDIR` of a sealed command and its ruleset.
-    fn seal(
+    /// Makes the command's TMPDIR, scrubs `env` of credentials (SBX-2) and builds the
+    /// sandbox of `request.sandbox`.
+    fn sandbox(
         &self,
-        tmp_dir: &Path,
+        request: &Request,
+        tmp: &Path,
         output: &Path,
         cwd_file: Option<&Path>,
-        network: bool,
-    ) -> Result<Option<crate::seal::Ruleset>, ExecError> {
-        let failed = |source: std::io::Error| ExecError::Seal {
-            path: tmp_dir.to_path_buf(),
-            source,
+        env: &mut Vec<(OsString, Option<OsString>)>,
+    ) -> Result<(Option<crate::sandbox::ChildSandbox>, Arc<SandboxOutcome>), ExecError> {
+        match crate::private_dir::create_dir_0700(tmp) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && tmp.is_dir() => {}
+            Err(source) => {
+                return Err(ExecError::SandboxTmp {
+                    path: tmp.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        // The environment the shell would get: the host's, then the changes.
+        let mut full: std::collections::BTreeMap<OsString, OsString> =
+            std::env::vars_os().collect();
+        for (key, value) in env.iter() {
+            match value {
+                Some(value) => full.insert(key.clone(), value.clone()),
+                None => full.remove(key),
+            };
+        }
+        let scrubbed = self
+            .sandbox
+            .env
+            .scrub(full.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())));
+        env.extend(scrubbed.names.iter().map(|name| (name.clone(), None)));
+        // zsh writes here-documents and `=(...)` under TMPPREFIX, not TMPDIR.
+        env.push((OsString::from("TMPDIR"), Some(tmp.as_os_str().to_owned())));
+        env.push((
+            OsString::from("TMPPREFIX"),
+            Some(tmp.join("zsh").into_os_string()),
+        ));
+        let files = CommandFiles {
+            output: output.to_path_buf(),
+            cwd_file: cwd_file.map(Path::to_path_buf),
+            tmp_dir: tmp.to_path_buf(),
+            cwd: request.cwd.clone(),
         };
-        crate::private_dir::create_dir_0700(tmp_dir).map_err(failed)?;
-        crate::seal::prepare(&SealSpec {
-            writable_files: std::iter::once(output.to_path_buf())
-                .chain(cwd_file.map(Path::to_path_buf))
-                .collect(),
-            writable_dir: tmp_dir.to_path_buf(),
-            allow_connect: network,
-        })
-        .map_err(failed)
+        let plan = if request.roots.is_empty() {
+            Plan::new(request.sandbox, &self.sandbox, &files, request.network)
+        } else {
+            let config = SandboxConfig {
+                roots: request.roots.clone(),
+                ..self.sandbox.clone()
+            };
+            Plan::new(request.sandbox, &config, &files, request.network)
+        };
+        let prepared = crate::sandbox::prepare(plan, self.sandbox.strict)?;
+        Ok((
+            prepared.child,
+            Arc::new(SandboxOutcome {
+                plan: prepared.plan,
+                missing: prepared.missing,
+                scrubbed,
+            }),
+        ))
     }
 
     /// Writes the command to a private file and unlinks it at once: the open descriptor

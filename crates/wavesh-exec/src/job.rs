@@ -122,6 +122,7 @@ pub struct Job {
     signaller: Arc<dyn Signaller>,
     on_exit: Option<ExitHook>,
     output_cap: Option<u64>,
+    sandbox: Option<Arc<crate::executor::SandboxOutcome>>,
 }
 
 impl std::fmt::Debug for Job {
@@ -140,11 +141,12 @@ pub(crate) struct JobSpec {
     pub command: String,
     pub output_path: PathBuf,
     pub cwd_file: Option<PathBuf>,
-    /// A sealed command's private TMPDIR, removed when the shell exits.
+    /// A read-only sandboxed command's private TMPDIR, removed when the shell exits.
     pub tmp_dir: Option<PathBuf>,
     pub background: Option<BackgroundReason>,
     pub on_exit: Option<ExitHook>,
     pub output_cap: Option<u64>,
+    pub sandbox: Option<Arc<crate::executor::SandboxOutcome>>,
 }
 
 impl Job {
@@ -165,6 +167,7 @@ impl Job {
             output_path: spec.output_path,
             cwd_file: spec.cwd_file,
             tmp_dir: spec.tmp_dir,
+            sandbox: spec.sandbox,
             started_at: SystemTime::now(),
             state: Mutex::new(State {
                 phase: if spec.background.is_some() {
@@ -265,6 +268,11 @@ impl Job {
     /// The process group of the whole tree.
     pub fn pgid(&self) -> i32 {
         self.target.pgid
+    }
+
+    /// The sandbox the command runs in, if any.
+    pub fn sandbox(&self) -> Option<&Arc<crate::executor::SandboxOutcome>> {
+        self.sandbox.as_ref()
     }
 
     /// The live output file.

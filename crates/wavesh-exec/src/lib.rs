@@ -6,7 +6,8 @@
 //! for it up to a foreground deadline; past the deadline the command moves to the
 //! background at a single commit point (BG-3) or, for `sleep …`, is killed with its whole
 //! tree ([`kill`]). A [`TaskManager`] holds the background tasks and leftover trees of one
-//! owner and ends them with it.
+//! owner and ends them with it. A command can run in a [`sandbox`] (SBX): Landlock,
+//! seccomp and a private mount namespace on Linux, a Seatbelt profile on macOS.
 //!
 //! This crate knows nothing of the model: texts, truncation and the tool schema are in
 //! `wavesh-tool`.
@@ -21,7 +22,7 @@ mod output;
 mod private_dir;
 #[cfg(any(target_os = "linux", test))]
 mod proc_stat;
-pub mod seal;
+pub mod sandbox;
 pub mod shell;
 pub mod spawn;
 #[cfg(target_os = "linux")]
@@ -33,6 +34,7 @@ pub mod winpath;
 pub use executor::{
     Backgrounded, Controls, DEFAULT_OUTPUT_CAP, Ending, ExecError, Executor, Finished, Mode,
     OnTimeout, Outcome, PROGRESS_EVERY, PROGRESS_START, Progress, ProgressSink, Request,
+    SandboxOutcome,
 };
 pub use job::{BackgroundReason, ExitHook, ExitRecord, Job, Phase, StopCause, TaskStatus};
 #[cfg(unix)]

@@ -75,8 +75,10 @@ pub struct SpawnSpec {
     pub cwd: PathBuf,
     /// Environment changes on top of the host's: `Some` sets, `None` removes.
     pub env: Vec<(OsString, Option<OsString>)>,
-    /// A Landlock ruleset to enforce in the shell before it starts (sealed runs).
-    pub seal: Option<crate::seal::Ruleset>,
+    /// The sandbox the shell enters before it starts (SBX).
+    pub sandbox: Option<crate::sandbox::ChildSandbox>,
+    /// macOS: the Seatbelt profile the shell is started under (`sandbox-exec -p`).
+    pub seatbelt: Option<String>,
 }
 
 /// A started shell.
@@ -163,7 +165,16 @@ pub(crate) fn mark_inherited_descriptors_cloexec() {
 impl Spawner for DirectSpawner {
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
         let stderr = spec.output.try_clone()?;
-        let mut command = tokio::process::Command::new(spec.shell.path());
+        let mut command = match &spec.seatbelt {
+            // macOS: the shell runs under the profile (SBX-5).
+            Some(profile) => {
+                let mut command =
+                    tokio::process::Command::new(crate::sandbox::seatbelt::SANDBOX_EXEC);
+                command.arg("-p").arg(profile).arg(spec.shell.path());
+                command
+            }
+            None => tokio::process::Command::new(spec.shell.path()),
+        };
         command
             .args(shell_args(spec.shell.kind()))
             .arg(&spec.script)
@@ -208,21 +219,16 @@ impl Spawner for DirectSpawner {
             }
         }
         #[cfg(target_os = "linux")]
-        if let Some(ruleset) = &spec.seal {
-            let raw = std::os::fd::AsRawFd::as_raw_fd(ruleset);
-            // Sealed runs leave the posix_spawn fast path: the ruleset is enforced between
+        if let Some(sandbox) = spec.sandbox {
+            // Sandboxed runs leave the posix_spawn fast path: the sandbox is entered between
             // fork and exec.
             #[allow(unsafe_code)]
-            // SAFETY: `enforce` makes two system calls and nothing else: async-signal-safe.
+            // SAFETY: `enforce` makes system calls only, no allocation: async-signal-safe.
             unsafe {
-                command.pre_exec(move || {
-                    crate::seal::enforce(raw).map_err(io::Error::from_raw_os_error)
-                });
+                command.pre_exec(move || sandbox.enforce().map_err(io::Error::from_raw_os_error));
             }
         }
         let child = command.spawn()?;
-        // The child has its own copy; ours closes now.
-        drop(spec.seal);
         let pid = child
             .id()
             .and_then(|id| i32::try_from(id).ok())

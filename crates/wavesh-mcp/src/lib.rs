@@ -63,7 +63,8 @@ pub enum ServeError {
     },
 }
 
-pub use permissions::{Approver, Gate, Permissions, Precheck, Seal};
+pub use permissions::Gate;
+pub use wavesh_tool::{Approver, Permissions};
 
 /// The MCP handler: the tools of one session.
 #[derive(Clone)]
@@ -71,7 +72,6 @@ pub struct WaveshServer {
     session: Arc<Session>,
     /// Cancelled when the connection ends; every call's abort token is its child.
     closing: CancellationToken,
-    permissions: Arc<Permissions>,
     /// The resource URIs the client subscribed to (MCP-3).
     subscriptions: Arc<Mutex<HashSet<String>>>,
     /// The task announcer runs (it starts when the client says it is initialized).
@@ -84,37 +84,35 @@ pub struct WaveshServer {
 impl WaveshServer {
     /// A handler serving `session` under `permissions`.
     pub fn new(session: Arc<Session>, permissions: Permissions) -> WaveshServer {
+        // The decision and the sandbox level are the session's (SBX-3).
+        session.set_permissions(permissions);
         WaveshServer {
             session,
             closing: CancellationToken::new(),
-            permissions: Arc::new(permissions),
             subscriptions: Arc::default(),
             announcing: Arc::default(),
             lease: None,
         }
     }
 
-    /// The permission gate for a Bash call: `Ok(seal)` runs it (sealed when it runs only
-    /// because it was classified read-only), `Err` answers instead. Invalid input passes:
-    /// the tool reports it itself.
+    /// The permission gate for a Bash call: `Ok(approved)` runs it (`approved` when the
+    /// user said yes here), `Err` answers instead. The session decides again when it
+    /// runs, and picks the sandbox level itself. Invalid input passes: the tool reports
+    /// it itself.
     async fn gate(
         &self,
         name: &str,
         input: &serde_json::Value,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Seal, Box<CallToolResponse>> {
+    ) -> Result<bool, Box<CallToolResponse>> {
         if name != wavesh_tool::BASH_TOOL_NAME {
-            return Ok(Seal::default());
+            return Ok(false);
         }
         let Ok(parsed) = wavesh_tool::parse_bash_input(input) else {
-            return Ok(Seal::default());
+            return Ok(false);
         };
-        let dialect = match self.session.shell().kind() {
-            wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
-            wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
-        };
-        let refuse = |message: String| -> Result<Seal, Box<CallToolResponse>> {
+        let refuse = |message: String| -> Result<bool, Box<CallToolResponse>> {
             Err(Box::new(
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "<tool_use_error>{message}</tool_use_error>"
@@ -122,15 +120,13 @@ impl WaveshServer {
                 .into(),
             ))
         };
-        let decision = match self.permissions.precheck(
-            &parsed.command,
-            parsed.dangerously_disable_sandbox,
-            self.session.cwd(),
-            dialect,
-        ) {
-            Ok(Precheck::Run(seal)) => return Ok(seal),
-            Ok(Precheck::Ask(decision)) => decision,
-            Err(message) => return refuse(message),
+        let asker = permissions::Permissions {
+            session: &self.session,
+        };
+        let decision = match self.session.verdict(&parsed) {
+            wavesh_tool::Verdict::Run { .. } => return Ok(false),
+            wavesh_tool::Verdict::Ask(decision) => decision,
+            wavesh_tool::Verdict::Deny(message) => return refuse(message),
         };
         // The answer of an "input required" round trip (protocol 2026-07-28).
         if let Some(answer) = request
@@ -139,8 +135,8 @@ impl WaveshServer {
             .and_then(|r| r.get(permissions::APPROVAL_KEY))
         {
             return match serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()) {
-                Ok(result) => match self.permissions.answer(&result, &decision) {
-                    Gate::Run => Ok(Seal::default()),
+                Ok(result) => match asker.answer(&result, &decision) {
+                    Gate::Run => Ok(true),
                     Gate::Refuse(message) => refuse(message),
                 },
                 Err(error) => refuse(format!(
@@ -172,12 +168,11 @@ impl WaveshServer {
                 rmcp::model::InputRequiredResult::from_input_requests(requests).into(),
             ));
         }
-        match self
-            .permissions
+        match asker
             .ask_by_request(&context.peer, &parsed.command, &decision)
             .await
         {
-            Gate::Run => Ok(Seal::default()),
+            Gate::Run => Ok(true),
             Gate::Refuse(message) => refuse(message),
         }
     }
@@ -207,8 +202,8 @@ impl WaveshServer {
     ) -> CallToolResponse {
         let name = request.name.to_string();
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-        let seal = match self.gate(&name, &input, &request, &context).await {
-            Ok(seal) => seal,
+        let approved = match self.gate(&name, &input, &request, &context).await {
+            Ok(approved) => approved,
             Err(response) => return *response,
         };
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
@@ -222,8 +217,7 @@ impl WaveshServer {
         let ctx = CallContext {
             abort,
             progress: progress_sink(&context),
-            sealed: seal.sealed,
-            sealed_network: seal.network,
+            approved,
             ..CallContext::default()
         };
         // Pending when the call starts: a task stopped by this very call is told in the

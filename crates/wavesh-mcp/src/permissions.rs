@@ -1,60 +1,17 @@
-//! Who approves commands in `wavesh mcp` (RULE-5 for MCP).
+//! Asking the user in `wavesh mcp` (RULE-5 for MCP).
 //!
-//! `host` (default): the MCP client approves tool calls as it does for any server;
-//! wavesh still refuses what deny rules forbid. `wavesh`: wavesh decides — allowed and
-//! read-only commands run, denied ones are refused with the reason, and the rest are put
-//! to the user through MCP elicitation when the client supports it, or refused with the
-//! rule that would allow them when it does not.
-
-use std::path::PathBuf;
+//! The decision itself is the session's (`Session::verdict`, SBX-3): with the `host`
+//! approver (default) the MCP client approves tool calls as it does for any server and
+//! wavesh still refuses what deny rules forbid; with `wavesh`, allowed and read-only
+//! commands run, denied ones are refused with the reason, and the rest are put to the
+//! user through MCP elicitation when the client supports it, or refused with the rule
+//! that would allow them when it does not.
 
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::Peer;
-use wavesh_policy::git_guard::{RealFs, git_context};
-use wavesh_policy::settings::Settings;
-use wavesh_policy::{ClassifyContext, Decision, Dialect, Outcome, PermissionMode, decide};
-
-/// Who approves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Approver {
-    /// The MCP client.
-    #[default]
-    Host,
-    /// wavesh itself.
-    Wavesh,
-}
-
-/// The permission setup of a server.
-#[derive(Debug, Default)]
-pub struct Permissions {
-    /// Rules of every level; "always allow" answers add to it.
-    pub settings: std::sync::RwLock<Settings>,
-    /// The workspace, whose `.claude/settings.local.json` receives "always allow" rules.
-    pub workspace: PathBuf,
-    /// Who approves.
-    pub approver: Approver,
-    /// The policy mode (default, plan, ...).
-    pub mode: PermissionMode,
-}
-
-/// How a call that runs is sealed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Seal {
-    /// It runs only because it was classified read-only: seal it (Landlock on Linux).
-    pub sealed: bool,
-    /// The sealed command reads over the network (`gh pr view`): keep TCP connect.
-    pub network: bool,
-}
-
-/// What to do with a Bash call before asking anyone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Precheck {
-    /// Run it, sealed so.
-    Run(Seal),
-    /// The user must answer first.
-    Ask(Decision),
-}
+use wavesh_policy::Decision;
+use wavesh_tool::Session;
 
 /// What to do with a Bash call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,69 +22,13 @@ pub enum Gate {
     Refuse(String),
 }
 
-impl Permissions {
-    /// Decides for `command` run in `cwd`.
-    pub fn decision(&self, command: &str, cwd: PathBuf, dialect: Dialect) -> Decision {
-        self.decision_and_analysis(command, cwd, dialect).0
-    }
+/// The user's answers, for the session's rules.
+pub struct Permissions<'a> {
+    /// The session whose rules "always allow" extends.
+    pub session: &'a Session,
+}
 
-    fn decision_and_analysis(
-        &self,
-        command: &str,
-        cwd: PathBuf,
-        dialect: Dialect,
-    ) -> (Decision, wavesh_parse::Analysis) {
-        let env: Vec<(String, String)> = std::env::vars().collect();
-        let ctx = ClassifyContext {
-            home: std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default(),
-            git: git_context(&cwd, &env, &RealFs),
-            cwd,
-            ..ClassifyContext::default()
-        };
-        let analysis = wavesh_parse::analyze(command, dialect);
-        let settings = self
-            .settings
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let decision = decide(command, &analysis, &settings, self.mode, &ctx);
-        (decision, analysis)
-    }
-
-    /// What to do before running a Bash call, short of asking; `Err` refuses with a
-    /// message. `unsandboxed` calls (`dangerouslyDisableSandbox`) are never approved for
-    /// being read-only. With the host approving, nothing is sealed: the host (or its
-    /// user) allowed the call.
-    pub fn precheck(
-        &self,
-        command: &str,
-        unsandboxed: bool,
-        cwd: PathBuf,
-        dialect: Dialect,
-    ) -> Result<Precheck, String> {
-        let (mut decision, analysis) = self.decision_and_analysis(command, cwd, dialect);
-        if decision.outcome == Outcome::Deny {
-            return Err(format!(
-                "Permission denied: {}",
-                decision.reasons.join("; ")
-            ));
-        }
-        if self.approver == Approver::Host {
-            return Ok(Precheck::Run(Seal::default()));
-        }
-        if unsandboxed && decision.outcome == Outcome::Allow && decision.matched_rules.is_empty() {
-            decision.outcome = Outcome::Ask;
-        }
-        if decision.outcome == Outcome::Allow {
-            return Ok(Precheck::Run(Seal {
-                sealed: decision.allowed_as_read_only(),
-                network: wavesh_policy::reads_over_network(&analysis),
-            }));
-        }
-        Ok(Precheck::Ask(decision))
-    }
-
+impl Permissions<'_> {
     /// Acts on the user's answer (from either protocol path).
     pub fn answer(&self, result: &ElicitResult, decision: &Decision) -> Gate {
         match interpret(result, offers_always(decision)) {
@@ -161,12 +62,13 @@ impl Permissions {
     }
 }
 
-impl Permissions {
+impl Permissions<'_> {
     /// Writes the rules to `.claude/settings.local.json` and applies them at once.
     fn always_allow(&self, rules: &[String]) {
-        match wavesh_policy::settings::write_always_allow(&self.workspace, rules) {
+        match wavesh_policy::settings::write_always_allow(self.session.root(), rules) {
             Ok(path) => {
-                let mut settings = self
+                let permissions = self.session.permissions();
+                let mut settings = permissions
                     .settings
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);

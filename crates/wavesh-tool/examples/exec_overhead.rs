@@ -4,8 +4,10 @@
 //! (default 200 runs). Both sides start the same bash; wavesh adds the prelude, the
 //! private output and cwd files, the process group, the cwd read-back and the model-text
 //! rendering. Given the `wavesh` binary, a third column runs the same through the
-//! per-session supervisor (Linux), as `wavesh mcp` and `wavesh run` do, and a fourth
-//! sealed (a private TMPDIR and a Landlock ruleset per command).
+//! per-session supervisor (Linux), as `wavesh mcp` and `wavesh run` do, and one column
+//! per sandbox level through it (SBX): `read-only` and `workspace-write` (a TMPDIR,
+//! the Landlock ruleset built around the secrets, the seccomp filter and, at
+//! workspace-write, the mount namespace, per command).
 #![expect(
     clippy::print_stdout,
     clippy::unwrap_used,
@@ -15,7 +17,25 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use wavesh_tool::{BashInput, CallContext, Session};
+use wavesh_exec::sandbox::Level;
+use wavesh_tool::{BashInput, CallContext, SandboxSettings, Session, ToolConfig};
+
+/// A session whose every command runs at `level`.
+fn at_level(workspace: &std::path::Path, binary: &str, level: Level) -> Session {
+    let config = ToolConfig {
+        sandbox: SandboxSettings {
+            level,
+            read_only_level: false,
+            ..SandboxSettings::default()
+        },
+        ..ToolConfig::default()
+    };
+    Session::builder(workspace)
+        .supervisor(binary)
+        .config(config)
+        .build()
+        .unwrap()
+}
 
 fn median(samples: &mut [Duration]) -> Duration {
     samples.sort();
@@ -34,14 +54,36 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let runs: usize = std::env::args().nth(1).map_or(200, |n| n.parse().unwrap());
-    let workspace = std::env::temp_dir();
-    let session = Session::builder(&workspace).build().unwrap();
-    let supervised = std::env::args().nth(2).map(|binary| {
-        Session::builder(&workspace)
-            .supervisor(binary)
-            .build()
-            .unwrap()
-    });
+    // A fresh workspace of its own, as a project directory is: the system temporary
+    // directory itself changes all the time on a shared machine, and the sandbox lists
+    // the workspace again whenever it changed.
+    let workspace = std::env::temp_dir().join(format!("wavesh-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&workspace).unwrap();
+    // Unsandboxed: `true` is read-only and would otherwise run at `read-only`.
+    let unsandboxed = ToolConfig {
+        sandbox: SandboxSettings {
+            read_only_level: false,
+            ..SandboxSettings::default()
+        },
+        ..ToolConfig::default()
+    };
+    let session = Session::builder(&workspace)
+        .config(unsandboxed)
+        .build()
+        .unwrap();
+    let binary = std::env::args().nth(2);
+    let supervised = binary
+        .as_deref()
+        .map(|binary| at_level(&workspace, binary, Level::Off));
+    let levels: Vec<(Level, Session)> = binary
+        .as_deref()
+        .map(|binary| {
+            [Level::ReadOnly, Level::WorkspaceWrite]
+                .into_iter()
+                .map(|level| (level, at_level(&workspace, binary, level)))
+                .collect()
+        })
+        .unwrap_or_default();
     let bash = session.shell().path().to_path_buf();
     let ctx = CallContext::default();
     // Warm-up: page cache, first-spawn costs.
@@ -58,11 +100,7 @@ async fn main() {
     }
     let (mut direct, mut wavesh) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     let mut through_supervisor = Vec::with_capacity(runs);
-    let mut sealed_runs = Vec::with_capacity(runs);
-    let sealed = CallContext {
-        sealed: true,
-        ..CallContext::default()
-    };
+    let mut level_runs: Vec<Vec<Duration>> = levels.iter().map(|_| Vec::new()).collect();
     for _ in 0..runs {
         let start = Instant::now();
         let status = tokio::process::Command::new(&bash)
@@ -88,13 +126,12 @@ async fn main() {
             through_supervisor.push(start.elapsed());
             assert_eq!(result.exit_code, Some(0));
 
-            let start = Instant::now();
-            let result = supervised
-                .bash(BashInput::new("true"), &sealed)
-                .await
-                .unwrap();
-            sealed_runs.push(start.elapsed());
-            assert_eq!(result.exit_code, Some(0));
+            for ((_, session), samples) in levels.iter().zip(&mut level_runs) {
+                let start = Instant::now();
+                let result = session.bash(BashInput::new("true"), &ctx).await.unwrap();
+                samples.push(start.elapsed());
+                assert_eq!(result.exit_code, Some(0), "{}", result.text);
+            }
         }
     }
     let (d, w) = (median(&mut direct), median(&mut wavesh));
@@ -127,12 +164,17 @@ async fn main() {
             s.as_secs_f64() / d.as_secs_f64(),
             ms(s) - ms(w)
         );
-        let sealed = median(&mut sealed_runs);
-        println!(
-            "sealed, through the supervisor:  median {:.3} ms, p90 {:.3} ms (Landlock: {:?})",
-            ms(sealed),
-            ms(percentile(&mut sealed_runs, 0.9)),
-            wavesh_exec::seal::support()
-        );
+        for ((level, _), samples) in levels.iter().zip(&mut level_runs) {
+            let m = median(samples);
+            println!(
+                "sandbox {:16} (supervisor): median {:.3} ms, p90 {:.3} ms; the sandbox itself: {:.3} ms",
+                level.name(),
+                ms(m),
+                ms(percentile(samples, 0.9)),
+                ms(m) - ms(s)
+            );
+        }
+        println!("machine: {:?}", wavesh_exec::sandbox::support());
     }
+    let _ = std::fs::remove_dir_all(&workspace);
 }

@@ -13,6 +13,7 @@ use wavesh_exec::{
 
 use crate::config::{ASSISTANT_BUDGET_MS, HostMode};
 use crate::input::BashInput;
+use crate::permissions::Verdict;
 use crate::render::{self, ExitMeaning, ModelOutput};
 use crate::session::{
     BashResult, CallContext, Owner, Shared, TaskInfo, TaskNotification, TaskOutputResult,
@@ -23,6 +24,19 @@ use crate::task_tools::{
     self, FINISHED_TAIL_BYTES, HOST_TAIL_BYTES, NOTIFICATION_TAIL_CHARS, RUNNING_HEAD_BYTES,
     Retrieval, TASK_STOP_TIMEOUT_MS, TaskOutputInput,
 };
+
+/// What the sandbox adds to a result: what it refused (SBX-4) and the guarantees this
+/// machine lacks (SBX-5).
+fn sandbox_notes(output: &str, sandbox: &wavesh_exec::SandboxOutcome, cwd: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(note) = wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, cwd) {
+        notes.push(note);
+    }
+    if let Some(note) = wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing) {
+        notes.push(note);
+    }
+    notes
+}
 
 /// When and where a command started, for the read-file effects (READ).
 struct RunStart {
@@ -60,6 +74,16 @@ impl<'a> Agent<'a> {
         }
         let mut notes = Vec::new();
         let cwd = self.shared.start_dir(self.owner.subagent, &mut notes);
+        let (sandbox, network) = match self.shared.verdict(
+            &input.command,
+            input.dangerously_disable_sandbox,
+            ctx.approved,
+            &cwd,
+        ) {
+            Verdict::Run { level, network } => (level, network),
+            Verdict::Ask(decision) => return Err(ToolError::NeedsApproval(decision)),
+            Verdict::Deny(message) => return Err(ToolError::Denied(message)),
+        };
         let timeout_ms = input.timeout_ms.unwrap_or(config.default_timeout_ms);
         let (deadline_ms, reason) = match config.mode {
             HostMode::Assistant if timeout_ms > ASSISTANT_BUDGET_MS => {
@@ -96,6 +120,9 @@ impl<'a> Agent<'a> {
             cwd,
             mode,
             env: self.shared.login_env().await,
+            sandbox,
+            network,
+            roots: self.shared.roots(),
         };
         let outcome = self
             .shared
@@ -285,12 +312,19 @@ impl<'a> Agent<'a> {
         {
             notes.extend(self.shared.adopt_cwd(dir));
         }
+        if let Some(sandbox) = &finished.sandbox {
+            notes.extend(sandbox_notes(&lines.join("\n"), sandbox, &started.cwd));
+        }
         lines.extend(notes);
-        let text = if lines.is_empty() {
+        let mut text = if lines.is_empty() {
             "(no output)".to_owned()
         } else {
             lines.join("\n")
         };
+        if let Some(sandbox) = &finished.sandbox {
+            // SBX-2: a credential the command found elsewhere is not shown to the model.
+            text = wavesh_exec::sandbox::mask_scrubbed(&text, &sandbox.scrubbed);
+        }
         Ok(self.completed_result(
             text,
             is_error,

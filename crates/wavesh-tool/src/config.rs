@@ -68,10 +68,9 @@ pub struct ToolConfig {
     pub mode: HostMode,
     /// Output cap per command in bytes (BG-8); `None` for none.
     pub output_cap_bytes: Option<u64>,
-    /// Seal commands the host runs because they were classified read-only
-    /// (`CallContext::sealed`): on Linux with Landlock they cannot write files or open TCP
-    /// connections. On by default.
-    pub seal_read_only: bool,
+    /// The sandbox: the level of commands not approved as read-only, auto-allow, the
+    /// secret list and the environment filter (SBX).
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 impl Default for ToolConfig {
@@ -88,7 +87,7 @@ impl Default for ToolConfig {
             task_max_output_chars: DEFAULT_TASK_OUTPUT_CHARS,
             mode: HostMode::Normal,
             output_cap_bytes: Some(wavesh_exec::DEFAULT_OUTPUT_CAP),
-            seal_read_only: true,
+            sandbox: crate::sandbox::SandboxSettings::default(),
         }
     }
 }

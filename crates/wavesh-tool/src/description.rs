@@ -122,7 +122,7 @@ struct BashParams {
     /// Run the command as a background task and return at once with its ID and output file
     #[serde(default)]
     run_in_background: bool,
-    /// Run without the read-only sandbox; such a call always needs approval
+    /// Run outside the sandbox; such a call always needs approval
     #[serde(rename = "dangerouslyDisableSandbox", default)]
     dangerously_disable_sandbox: bool,
 }

@@ -14,7 +14,7 @@ pub struct BashInput {
     pub description: Option<String>,
     /// Start as a background task.
     pub run_in_background: bool,
-    /// Run without the sealed read-only sandbox; never auto-approved.
+    /// Run outside the sandbox (SBX); such a call is never auto-approved (SCHEMA-1).
     pub dangerously_disable_sandbox: bool,
 }
 

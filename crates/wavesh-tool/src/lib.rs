@@ -6,6 +6,9 @@
 //! `<persisted-output>` envelope, exit codes with their meaning, and the fixed texts of
 //! timeouts, background moves and directory changes. The description and schema are built
 //! from one configuration so the advertised limits can never disagree.
+//!
+//! The permission decision and the sandbox level are taken here too, in
+//! [`Session::bash`], the same for every host (SBX-3).
 
 mod agent;
 pub mod command_words;
@@ -15,8 +18,10 @@ pub mod env_vars;
 pub mod gh_limit;
 pub mod image_output;
 pub mod input;
+mod permissions;
 pub mod read_state;
 pub mod render;
+pub mod sandbox;
 mod session;
 pub mod shell_state;
 pub mod task_tools;
@@ -26,6 +31,8 @@ pub use description::{
     BASH_TOOL_NAME, ToolDefinition, bash_description, bash_input_schema, tool_definitions,
 };
 pub use input::{BashInput, InputError, parse_bash_input};
+pub use permissions::{Approver, Permissions, Verdict};
+pub use sandbox::SandboxSettings;
 pub use session::{
     BashResult, CallContext, Session, SessionBuilder, SessionError, Subagent, TaskInfo,
     TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError, ToolOutput,

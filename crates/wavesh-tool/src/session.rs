@@ -19,6 +19,7 @@ use crate::agent::Agent;
 use crate::command_words::first_command_name;
 use crate::config::ToolConfig;
 use crate::input::{BashInput, InputError, parse_bash_input};
+use crate::permissions::{Call, Permissions, Verdict};
 use crate::read_state::ReadFileState;
 use crate::render;
 use crate::shell_state::{self, ShellSelection};
@@ -228,6 +229,12 @@ pub enum ToolError {
     /// The host aborted the call.
     #[error("the call was aborted")]
     Aborted,
+    /// A deny rule refuses the command (RULE-2).
+    #[error("{0}")]
+    Denied(String),
+    /// The command needs the user's approval and the call was not approved (SBX-3).
+    #[error("{}", needs_approval_text(.0))]
+    NeedsApproval(wavesh_policy::Decision),
     /// No tool has this name.
     #[error("unknown tool `{0}`; the tools are Bash, TaskOutput, TaskStop and TaskList")]
     UnknownTool(String),
@@ -324,6 +331,8 @@ pub struct SessionBuilder {
     session_id: Option<String>,
     state_dir: Option<PathBuf>,
     read_state: Option<Arc<dyn ReadFileState>>,
+    permissions: Arc<Permissions>,
+    home: Option<PathBuf>,
 }
 
 /// Where a session's login-shell environment comes from (ENV).
@@ -421,6 +430,48 @@ impl SessionBuilder {
         self
     }
 
+    /// Decides commands under these rules and this approver (SBX-3). By default the host
+    /// approves every call and no rule applies; deny rules and the sandbox level are
+    /// always the library's.
+    pub fn permissions(&mut self, permissions: Permissions) -> &mut Self {
+        self.permissions = Arc::new(permissions);
+        self
+    }
+
+    /// The home directory: commands get it as `HOME`, and the sandbox hides its secrets
+    /// (default: `$HOME`, as it is).
+    pub fn home(&mut self, home: impl Into<PathBuf>) -> &mut Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// The executor's sandbox configuration from the tool configuration.
+    fn sandbox_config(
+        &self,
+        config: &ToolConfig,
+        root: &Path,
+        private: &Path,
+    ) -> wavesh_exec::sandbox::SandboxConfig {
+        let home = self.home.clone().or_else(home_dir);
+        let sandbox = &config.sandbox;
+        wavesh_exec::sandbox::SandboxConfig {
+            roots: std::iter::once(root.to_path_buf())
+                .chain(self.additional_dirs.iter().map(|d| absolute(d)))
+                .collect(),
+            extra_writable: sandbox.allow_write.clone(),
+            extra_read_only: sandbox.deny_write.clone(),
+            state_dirs: self
+                .state_dir
+                .iter()
+                .cloned()
+                .chain(std::iter::once(private.to_path_buf()))
+                .collect(),
+            secrets: sandbox.secrets(home.as_deref()),
+            env: sandbox.env_filter(),
+            strict: sandbox.strict,
+        }
+    }
+
     /// Starts shells through `spawner` (a test double, a host's own).
     pub fn spawner(&mut self, spawner: Arc<dyn Spawner>) -> &mut Self {
         self.spawner = Some(spawner);
@@ -473,12 +524,16 @@ impl SessionBuilder {
         };
         let (selection, shell) = self.select_shell(candidate)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
+        let dir_path = dir.path().to_path_buf();
         let (spawner, signaller) = self.processes()?;
         let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
-        executor.set_sealing(config.seal_read_only);
+        executor.set_sandbox(self.sandbox_config(&config, &root, dir_path.as_path()));
+        if let Some(home) = &self.home {
+            executor.set_env("HOME", Some(home.clone().into_os_string()));
+        }
         if config.search_shadowing {
             let trusted = config.search_binary_trusted;
             match config.search_binary.as_deref().map(|binary| {
@@ -517,6 +572,8 @@ impl SessionBuilder {
             }),
             selection,
             read_state: self.read_state.clone(),
+            permissions: RwLock::new(Arc::clone(&self.permissions)),
+            home: self.home.clone().or_else(home_dir).unwrap_or_default(),
             login_env: match &self.login_env {
                 LoginEnvChoice::Off => None,
                 LoginEnvChoice::Handle(handle, budget) => Some((handle.clone(), *budget)),
@@ -636,6 +693,28 @@ fn search_binary_works(binary: &Path) -> Result<(), String> {
     }
 }
 
+/// The refusal of a command that needs approval: why, and the rule that would allow it.
+fn needs_approval_text(decision: &wavesh_policy::Decision) -> String {
+    let mut text = String::from("This command needs the user's approval");
+    if !decision.reasons.is_empty() {
+        text.push_str(&format!(" ({})", decision.reasons.join("; ")));
+    }
+    text.push('.');
+    if !decision.suggestions.is_empty() {
+        text.push_str(&format!(
+            " To allow it, add to permissions.allow in .claude/settings.local.json: {}",
+            decision.suggestions.join(", ")
+        ));
+    }
+    text
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -659,6 +738,10 @@ pub(crate) struct Shared {
     login_env: Option<(wavesh_env::ProbeHandle, std::time::Duration)>,
     /// The host's read-file state, if it has one (READ).
     pub(crate) read_state: Option<Arc<dyn ReadFileState>>,
+    /// The rules and the approver (SBX-3); replaceable while the session runs.
+    permissions: RwLock<Arc<Permissions>>,
+    /// The home directory, for `~` in the policy.
+    home: PathBuf,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -668,6 +751,51 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// The permission verdict of `command` run from `cwd` (SBX-3).
+    pub(crate) fn verdict(
+        &self,
+        command: &str,
+        unsandboxed: bool,
+        approved: bool,
+        cwd: &Path,
+    ) -> Verdict {
+        let dialect = match self.executor.shell().kind() {
+            wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
+            wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
+        };
+        let permissions = Arc::clone(
+            &self
+                .permissions
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        permissions.verdict(
+            &Call {
+                command,
+                unsandboxed,
+                approved,
+                cwd: cwd.to_path_buf(),
+                dialect,
+                home: self.home.clone(),
+            },
+            &self.config.sandbox,
+        )
+    }
+
+    /// The workspace root and the additional directories: the writable roots at
+    /// `workspace-write`.
+    pub(crate) fn roots(&self) -> Vec<PathBuf> {
+        std::iter::once(self.root.literal.clone())
+            .chain(
+                self.additional
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .map(|d| d.literal.clone()),
+            )
+            .collect()
+    }
+
     /// The note pending for the next result, taken once.
     pub(crate) fn take_note(&self) -> Option<String> {
         lock(&self.pending_note).take()
@@ -926,10 +1054,45 @@ impl Session {
             session_id: None,
             state_dir: None,
             read_state: None,
+            permissions: Arc::new(Permissions::default()),
+            home: None,
         }
     }
 
     agent_calls!();
+
+    /// What would happen to `input` if called now: run at a level, ask, or refuse
+    /// (SBX-3). A host that asks its user calls this first, then calls [`Session::bash`]
+    /// with `CallContext::approved` once the user said yes.
+    pub fn verdict(&self, input: &BashInput) -> Verdict {
+        self.shared.verdict(
+            &input.command,
+            input.dangerously_disable_sandbox,
+            false,
+            &self.cwd(),
+        )
+    }
+
+    /// The rules and the approver in force.
+    pub fn permissions(&self) -> Arc<Permissions> {
+        Arc::clone(
+            &self
+                .shared
+                .permissions
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the rules and the approver (a host that loads settings after the
+    /// session started).
+    pub fn set_permissions(&self, permissions: Permissions) {
+        *self
+            .shared
+            .permissions
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(permissions);
+    }
 
     /// The workspace root.
     pub fn root(&self) -> &Path {

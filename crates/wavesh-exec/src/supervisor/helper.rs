@@ -58,7 +58,7 @@ struct SpawnRequest {
     cwd: CString,
     stdin: OwnedFd,
     output: OwnedFd,
-    seal: Option<OwnedFd>,
+    sandbox: Option<crate::sandbox::ChildSandbox>,
     /// The command cgroup's directory, opened: the shell is born in it.
     cgroup: Option<OwnedFd>,
     /// The command cgroup's directory, removed by the subreaper once its tree is empty.
@@ -88,7 +88,7 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
         env.push(cstring(payload.bytes("variable")?, "a variable")?);
     }
     let cwd = cstring(payload.bytes("cwd")?, "the working directory")?;
-    let sealed = payload.u8("seal flag")? == 1;
+    let sandbox = payload.bytes("sandbox")?;
     let in_cgroup = payload.u8("cgroup flag")? == 1;
     let cgroup_dir = if in_cgroup {
         use std::os::unix::ffi::OsStrExt;
@@ -102,11 +102,7 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
     let missing = || io::Error::new(io::ErrorKind::InvalidData, "spawn without its descriptors");
     let stdin = fds.next().ok_or_else(missing)?;
     let output = fds.next().ok_or_else(missing)?;
-    let seal = if sealed {
-        Some(fds.next().ok_or_else(missing)?)
-    } else {
-        None
-    };
+    let sandbox = crate::sandbox::decode_child(sandbox, || fds.next().ok_or_else(missing))?;
     let cgroup = if in_cgroup {
         Some(fds.next().ok_or_else(missing)?)
     } else {
@@ -120,7 +116,7 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
         cwd,
         stdin,
         output,
-        seal,
+        sandbox,
         cgroup,
         cgroup_dir,
     })
@@ -906,9 +902,8 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
                 }
                 libc::close(procs);
             }
-            #[cfg(target_os = "linux")]
-            if let Some(seal) = &request.seal
-                && let Err(errno) = crate::seal::enforce(seal.as_raw_fd())
+            if let Some(sandbox) = &request.sandbox
+                && let Err(errno) = sandbox.enforce()
             {
                 *libc::__errno_location() = errno;
                 fail(report[1]);

@@ -77,7 +77,7 @@ mod tag {
 
 /// The protocol version host and helper must share: a helper of another wavesh version
 /// is refused at start, not misread later.
-const PROTOCOL: i32 = 2;
+const PROTOCOL: i32 = 3;
 
 /// How long the host waits for a new helper's first words.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
@@ -474,7 +474,8 @@ impl Supervisor {
             out.bytes(&entry);
         }
         out.bytes(absolute(&spec.cwd).as_os_str().as_bytes());
-        out.u8(u8::from(spec.seal.is_some()));
+        let (sandbox, ruleset) = crate::sandbox::encode_child(spec.sandbox.as_ref());
+        out.bytes(&sandbox);
         let cgroup = self.shared.cgroups.as_ref().and_then(|cgroups| {
             let made = cgroups.command(id).and_then(|cgroup| {
                 let directory = cgroup.directory()?;
@@ -490,9 +491,7 @@ impl Supervisor {
             out.bytes(cgroup.path().as_os_str().as_bytes());
         }
         let mut fds = vec![spec.command.as_raw_fd(), spec.output.as_raw_fd()];
-        if let Some(seal) = &spec.seal {
-            fds.push(seal.as_raw_fd());
-        }
+        fds.extend(ruleset);
         if let Some((_, directory)) = &cgroup {
             fds.push(directory.as_raw_fd());
         }

@@ -1,0 +1,337 @@
+//! Telling the model what the sandbox refused (SBX-4). A model that reads a bare
+//! "Permission denied" takes the project for broken; this names the path and the
+//! operation, or the network, and says how to ask for more.
+//!
+//! The refusals are found in the failing calls' errors as the command printed them
+//! (Landlock's audit log would need the audit socket, which a command's host seldom has):
+//! each line with a permission error is searched for a path, and the path is judged
+//! against the plan the command ran under.
+
+use std::path::{Path, PathBuf};
+
+use super::{Level, Plan};
+
+/// At most this many refusals are named.
+const MAX_NAMED: usize = 4;
+
+/// The note for the model, or `None` when nothing in `output` looks refused by the
+/// sandbox. `cwd` resolves relative paths.
+pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> {
+    if plan.level == Level::Off {
+        return None;
+    }
+    let mut refused: Vec<String> = Vec::new();
+    let mut network = false;
+    let mut signal = false;
+    // The lines just before a denial: a traceback names the socket call above the error.
+    let mut context: std::collections::VecDeque<&str> = std::collections::VecDeque::new();
+    for line in output.lines().take(2000) {
+        let before = context
+            .iter()
+            .any(|l| l.contains("socket") || l.contains("connect"));
+        context.push_back(line);
+        if context.len() > 4 {
+            context.pop_front();
+        }
+        let whole = line;
+        let line = strip_shell_prefix(line);
+        let denied = DENIAL_WORDS.iter().any(|w| line.contains(w));
+        if !plan.network && NETWORK_WORDS.iter().any(|w| line.contains(w)) {
+            network = true;
+            continue;
+        }
+        if !denied {
+            continue;
+        }
+        if line.starts_with("kill:") {
+            signal = true;
+            continue;
+        }
+        let what = candidate_paths(line).into_iter().find_map(|path| {
+            let resolved = absolute(&path, cwd);
+            // A relative path that is not there was relative to a directory the
+            // command changed to: only its name can still be judged.
+            if Path::new(&path).is_relative()
+                && std::fs::symlink_metadata(&resolved).is_err()
+                && !plan.is_secret(&resolved)
+            {
+                return None;
+            }
+            judge(&resolved, plan, whole)
+        });
+        match what {
+            Some(text) if !refused.contains(&text) && refused.len() < MAX_NAMED => {
+                refused.push(text);
+            }
+            Some(_) => {}
+            None if !plan.network
+                && (line.contains("socket") || line.contains("connect") || before) =>
+            {
+                network = true;
+            }
+            None if line.contains("kill") || line.contains("signal") => signal = true,
+            None => {}
+        }
+    }
+    if network {
+        refused.push("network access (the network is off in the sandbox)".to_owned());
+    }
+    if signal {
+        refused.push("a signal to a process outside this command".to_owned());
+    }
+    if refused.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "The {} sandbox refused: {}. If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it).",
+        plan.level,
+        refused.join("; ")
+    ))
+}
+
+const DENIAL_WORDS: &[&str] = &[
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "Device or resource busy",
+    "Invalid cross-device link",
+    "EACCES",
+    "EPERM",
+    "EROFS",
+    "PermissionError",
+];
+
+/// Errors that only a missing network gives (the resolver's and HTTP clients' words).
+const NETWORK_WORDS: &[&str] = &[
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+    "Network is unreachable",
+    "/dev/tcp/",
+    "/dev/udp/",
+    "getaddrinfo",
+];
+
+/// Words of an error line that say it was a write (the shell's own redirection errors
+/// included). A permission error on an existing path without any of them was a read,
+/// which the sandbox refuses only for secrets.
+const WRITE_HINTS: &[&str] = &[
+    "cannot touch",
+    "cannot create",
+    "cannot remove",
+    "cannot move",
+    "cannot make",
+    "cannot overwrite",
+    "cannot link",
+    "cannot copy",
+    "mkdir",
+    "mkfifo",
+    "mknod",
+    "ln:",
+    "cp:",
+    "mv:",
+    "rm:",
+    "tee:",
+    "truncate",
+    "install:",
+    "bash:",
+    "zsh:",
+    "sh:",
+    "write",
+    "Read-only file system",
+    "Errno 13",
+    "Errno 1]",
+    "EACCES",
+    "EPERM",
+    "EROFS",
+    "unable to",
+    "failed to",
+    "could not",
+];
+
+/// What the sandbox refused at `path`, if it would have.
+fn judge(path: &Path, plan: &Plan, line: &str) -> Option<String> {
+    // A planted symlink is judged by where it leads.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
+    if plan.is_secret(path) {
+        return Some(format!(
+            "reading {} (a secret: the sandbox hides the user's credentials)",
+            path.display()
+        ));
+    }
+    if plan.is_read_only(path) {
+        return Some(format!(
+            "writing {} (kept read-only: git hooks and config, .claude and wavesh's state cannot be changed from the sandbox)",
+            path.display()
+        ));
+    }
+    let wrote =
+        std::fs::symlink_metadata(path).is_err() || WRITE_HINTS.iter().any(|w| line.contains(w));
+    if wrote && !plan.may_write(path) {
+        return Some(format!(
+            "writing {} (outside what the {} sandbox may write)",
+            path.display(),
+            plan.level
+        ));
+    }
+    None
+}
+
+/// The line without the shell's own `bash: line 3: ` (or `/bin/bash: `) prefix, which
+/// names the shell, not what was refused.
+fn strip_shell_prefix(line: &str) -> &str {
+    let mut rest = line;
+    if let Some((first, after)) = rest.split_once(": ")
+        && ["bash", "zsh", "sh"].contains(&first.rsplit('/').next().unwrap_or(first))
+    {
+        rest = after;
+        if let Some(after_line) = rest.strip_prefix("line ")
+            && let Some((number, after)) = after_line.split_once(": ")
+            && number.chars().all(|c| c.is_ascii_digit())
+        {
+            rest = after;
+        }
+    }
+    rest
+}
+
+/// Path-like words of an error line: quoted ones first, then words with a `/`, then
+/// the word before `: Permission denied`.
+fn candidate_paths(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for quote in ['\'', '"', '`', '‘', '’'] {
+        let mut parts = line.split(quote);
+        parts.next();
+        while let Some(inside) = parts.next() {
+            if !inside.is_empty() && !inside.contains(' ') || inside.contains('/') {
+                out.push(inside.trim_end_matches('\'').to_owned());
+            }
+            parts.next();
+        }
+    }
+    for word in line.split(|c: char| c.is_whitespace() || c == ':' || c == ',') {
+        let word = word.trim_matches(|c: char| "'\"`‘’()[]".contains(c));
+        if word.contains('/') && !word.contains("://") {
+            out.push(word.to_owned());
+        }
+    }
+    if let Some((before, _)) = line.split_once(": Permission denied")
+        && let Some(word) = before.rsplit(": ").next()
+    {
+        out.push(word.trim().to_owned());
+    }
+    out.retain(|p| !p.is_empty() && !p.starts_with('-'));
+    out
+}
+
+fn absolute(path: &str, cwd: &Path) -> PathBuf {
+    let path = Path::new(path);
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(level: Level) -> Plan {
+        Plan {
+            level,
+            writable_dirs: vec!["/p/tmp".into(), "/ws".into()],
+            writable_files: vec!["/dev/null".into()],
+            read_only: vec!["/ws/.git/hooks".into()],
+            secret_paths: vec!["/home/u/.ssh".into()],
+            secret_names: vec![".env".into()],
+            scan_dirs: Vec::new(),
+            network: false,
+        }
+    }
+
+    #[test]
+    fn sbx_4_names_the_path_and_the_operation() {
+        let ws = plan(Level::WorkspaceWrite);
+        let cwd = Path::new("/ws/sub");
+        assert_eq!(
+            explain_denials("touch: cannot touch '/etc/x': Permission denied", &ws, cwd).unwrap(),
+            "The workspace-write sandbox refused: writing /etc/x (outside what the workspace-write sandbox may write). If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
+        );
+        assert!(
+            explain_denials("cat: ../.env: Permission denied", &ws, cwd)
+                .unwrap()
+                .contains("reading /ws/.env (a secret")
+        );
+        assert!(
+            explain_denials(
+                "bash: line 1: /ws/.git/hooks/pre-commit: Read-only file system",
+                &ws,
+                Path::new("/ws")
+            )
+            .unwrap()
+            .contains("writing /ws/.git/hooks/pre-commit (kept read-only")
+        );
+        let traceback = "  File \"/usr/lib/python3/socket.py\", line 232, in __init__\n    _socket.socket.__init__(self, family, type, proto, fileno)\nPermissionError: [Errno 1] Operation not permitted";
+        assert_eq!(
+            explain_denials(traceback, &ws, cwd).unwrap(),
+            "The workspace-write sandbox refused: network access (the network is off in the sandbox). If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
+        );
+        assert!(
+            explain_denials("curl: (6) Could not resolve host: example.com", &ws, cwd)
+                .unwrap()
+                .contains("network access (the network is off in the sandbox)")
+        );
+    }
+
+    #[test]
+    fn sbx_4_signals_and_the_shell_prefix() {
+        let ws = plan(Level::ReadOnly);
+        assert_eq!(
+            explain_denials(
+                "/bin/bash: line 26: kill: (29019) - Operation not permitted",
+                &ws,
+                Path::new("/ws")
+            )
+            .unwrap(),
+            "The read-only sandbox refused: a signal to a process outside this command. If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
+        );
+        assert!(
+            explain_denials(
+                "bash: line 1: /etc/passwd: Permission denied",
+                &ws,
+                Path::new("/ws")
+            )
+            .unwrap()
+            .contains("writing /etc/passwd (outside")
+        );
+    }
+
+    #[test]
+    fn sbx_4_quiet_when_nothing_was_refused() {
+        let ws = plan(Level::WorkspaceWrite);
+        let cwd = Path::new("/ws");
+        assert_eq!(explain_denials("all good\n", &ws, cwd), None);
+        // A permission error on a path the sandbox allows is the project's own.
+        assert_eq!(
+            explain_denials("cat: /ws/locked: Permission denied", &ws, cwd),
+            None
+        );
+        assert_eq!(
+            explain_denials("touch: /etc/x: Permission denied", &plan(Level::Off), cwd),
+            None
+        );
+    }
+}

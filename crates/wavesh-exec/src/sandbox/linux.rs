@@ -1,0 +1,1030 @@
+//! Linux: Landlock for files, signals and abstract sockets; seccomp for the network; a
+//! private mount namespace for what Landlock cannot say (a read-only path inside a
+//! writable tree, a secret inside a writable tree).
+//!
+//! Everything is built in the host ([`build`]); the shell's child enforces it between
+//! `fork` and `exec` with plain system calls and no allocation ([`ChildSandbox::enforce`]),
+//! which is safe in a multi-threaded host.
+//!
+//! Reads: Landlock can only allow, and a rule on a directory covers its whole tree. So
+//! the allowed set is built around the secrets: every entry of `/` gets a read rule
+//! except the ones on the way to a secret, whose directories are descended into the same
+//! way, down to the secrets, which get nothing. Directory listings stay allowed (names of
+//! secret files are visible, their contents are not).
+
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+use super::{Level, Plan, SandboxError, Support};
+
+/// A mount made in the command's private mount namespace, before Landlock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MountOp {
+    kind: MountKind,
+    path: CString,
+    /// Flags of the mount the path lives on that a remount must keep (`nosuid`, ...):
+    /// inside a user namespace they are locked.
+    keep: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MountKind {
+    /// Bind the path onto itself, read-only.
+    ReadOnly = 1,
+    /// Bind `/dev/null` over a secret file, read-only.
+    HideFile = 2,
+    /// An empty read-only tmpfs over a secret directory.
+    HideDir = 3,
+}
+
+/// What one command's shell enforces on itself before `exec`.
+#[derive(Debug)]
+pub struct ChildSandbox {
+    ruleset: Option<OwnedFd>,
+    /// The seccomp filter: the network-off one, or the one that keeps TCP/UDP.
+    seccomp: Option<Filter>,
+    mounts: Vec<MountOp>,
+    /// Enter a user namespace first, mapping this uid and gid (non-root mounts).
+    userns: Option<(u32, u32)>,
+    /// Precomputed texts for the user namespace maps.
+    maps: Option<Maps>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Filter {
+    NetworkOff,
+    NetworkOn,
+}
+
+#[derive(Debug)]
+struct Maps {
+    uid_map: CString,
+    gid_map: CString,
+}
+
+/// Builds the child's part of `plan`. `Ok(None)` when this machine has none of the
+/// mechanisms (the caller has logged what is missing).
+pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbox>, SandboxError> {
+    let failed = |what: &str, source: io::Error| SandboxError::Build {
+        level: plan.level,
+        what: what.to_owned(),
+        source,
+    };
+    let mounts_possible = support.mount_namespace;
+    let reads = cached_reads(plan, mounts_possible);
+    let hidden = &reads.hidden;
+    let mut mounts = Vec::new();
+    if plan.level == Level::WorkspaceWrite && mounts_possible {
+        for path in &plan.read_only {
+            mounts.push(
+                mount_op(MountKind::ReadOnly, path)
+                    .map_err(|e| failed(&path.display().to_string(), e))?,
+            );
+        }
+        for (path, is_dir) in hidden {
+            let kind = if *is_dir {
+                MountKind::HideDir
+            } else {
+                MountKind::HideFile
+            };
+            mounts.push(mount_op(kind, path).map_err(|e| failed(&path.display().to_string(), e))?);
+        }
+    }
+    let ruleset = if support.landlock_abi >= 1 {
+        landlock_ruleset(plan, &reads.allowed).map_err(|(what, e)| failed(&what, e))?
+    } else {
+        None
+    };
+    let seccomp = support.seccomp.then_some(if plan.network {
+        Filter::NetworkOn
+    } else {
+        Filter::NetworkOff
+    });
+    if let Some(filter) = seccomp {
+        // Compile now, in the host: the child may not allocate.
+        program(filter).map_err(|e| failed("seccomp filter", e))?;
+    }
+    if ruleset.is_none() && seccomp.is_none() && mounts.is_empty() {
+        return Ok(None);
+    }
+    let userns = (!mounts.is_empty() && rustix::process::geteuid().as_raw() != 0).then(|| {
+        (
+            rustix::process::getuid().as_raw(),
+            rustix::process::getgid().as_raw(),
+        )
+    });
+    let maps = userns.map(maps_for);
+    Ok(Some(ChildSandbox {
+        ruleset,
+        seccomp,
+        mounts,
+        userns,
+        maps,
+    }))
+}
+
+fn maps_for((uid, gid): (u32, u32)) -> Maps {
+    // Neither text holds a NUL: they are made of digits and spaces.
+    Maps {
+        uid_map: CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default(),
+        gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
+    }
+}
+
+fn mount_op(kind: MountKind, path: &Path) -> io::Result<MountOp> {
+    let keep = rustix::fs::statvfs(path)
+        .map(|vfs| {
+            vfs.f_flag.bits()
+                & (libc::ST_NOSUID
+                    | libc::ST_NODEV
+                    | libc::ST_NOEXEC
+                    | libc::ST_NOATIME
+                    | libc::ST_NODIRATIME
+                    | libc::ST_RELATIME)
+        })
+        .unwrap_or(0);
+    // statvfs's ST_* bits equal the MS_* bits of mount(2) for these flags.
+    Ok(MountOp {
+        kind,
+        path: CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"))?,
+        keep,
+    })
+}
+
+/// Secrets Landlock hides (everything, unless it lies inside a writable directory and
+/// a mount can hide it instead), and the existing ones to hide with mounts (with
+/// whether each is a directory).
+fn split_secrets(plan: &Plan, mounts: bool) -> (Vec<PathBuf>, Vec<(PathBuf, bool)>) {
+    let mut all: Vec<PathBuf> = Vec::new();
+    for path in &plan.secret_paths {
+        all.push(path.clone());
+        if let Ok(real) = std::fs::canonicalize(path)
+            && real != *path
+        {
+            all.push(real);
+        }
+    }
+    let inodes = secret_inodes(&all);
+    for dir in &plan.scan_dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            use std::os::unix::fs::{DirEntryExt, MetadataExt};
+            let by_name =
+                super::secret_name(&plan.secret_names, &entry.file_name().to_string_lossy());
+            // A hardlink to a secret file read through another name: the directory entry's
+            // inode number is known without a stat; the device is checked on a match only.
+            let by_inode = inodes.iter().any(|(dev, ino)| {
+                *ino == entry.ino()
+                    && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.dev() == *dev)
+            });
+            if by_name || by_inode {
+                all.push(dir.join(entry.file_name()));
+            }
+        }
+    }
+    let mut landlock = Vec::new();
+    let mut hidden = Vec::new();
+    for path in all {
+        let writable = plan.writable_dirs.iter().any(|d| path.starts_with(d));
+        if plan.level == Level::WorkspaceWrite && writable {
+            // Landlock would make every new file beside it unreadable, so a mount hides
+            // it, or nothing can (reported as a missing guarantee).
+            if mounts
+                && let Ok(meta) = std::fs::symlink_metadata(&path)
+                && !meta.file_type().is_symlink()
+            {
+                hidden.push((path, meta.is_dir()));
+            }
+        } else {
+            landlock.push(path);
+        }
+    }
+    (landlock, hidden)
+}
+
+/// Device and inode of the secret files: each secret path that is a file, and the files
+/// directly inside each secret directory.
+fn secret_inodes(secrets: &[PathBuf]) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut add = |meta: &std::fs::Metadata| {
+        if meta.is_file() {
+            out.push((meta.dev(), meta.ino()));
+        }
+    };
+    for path in secrets {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                if let Ok(meta) = entry.metadata() {
+                    add(&meta);
+                }
+            }
+        } else {
+            add(&meta);
+        }
+    }
+    out
+}
+
+type BuildError = (String, io::Error);
+
+/// The read side of a plan: the secrets Landlock hides, the ones mounts hide, and the
+/// read-allowed entries around them, opened.
+struct Reads {
+    hidden: Vec<(PathBuf, bool)>,
+    allowed: Vec<(OwnedFd, bool)>,
+}
+
+/// What the reads of a plan depend on.
+type ReadsKey = (
+    Vec<PathBuf>,
+    Vec<String>,
+    Vec<PathBuf>,
+    Vec<PathBuf>,
+    Level,
+    bool,
+);
+
+/// A directory's identity and modification time: a listing stays valid while it holds.
+type Stamp = Option<(i64, i64, u64)>;
+
+/// The last reads built, with what they depend on.
+type CachedReads = (ReadsKey, Vec<(PathBuf, Stamp)>, std::sync::Arc<Reads>);
+
+fn stamp(dir: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .ok()
+        .map(|m| (m.mtime(), m.mtime_nsec(), m.ino()))
+}
+
+/// The reads of `plan`, built again only when a directory they were listed from
+/// changed: building them lists `/`, the directories on the way to each secret and the
+/// scanned directories, and opens a few hundred paths, which would cost more than a
+/// command's whole budget if done every time. A directory's mtime changes with every
+/// entry added, removed or renamed in it, so a new secret or a planted hardlink is
+/// seen by the next command.
+fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
+    use std::sync::{Arc, Mutex, PoisonError};
+    static CACHE: Mutex<Option<CachedReads>> = Mutex::new(None);
+    let key: ReadsKey = (
+        plan.secret_paths.clone(),
+        plan.secret_names.clone(),
+        plan.scan_dirs.clone(),
+        plan.writable_dirs.clone(),
+        plan.level,
+        mounts,
+    );
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((cached_key, stamps, reads)) = cache.as_ref()
+        && *cached_key == key
+        && stamps.iter().all(|(dir, old)| stamp(dir) == *old)
+    {
+        return Arc::clone(reads);
+    }
+    // Every directory listed below, and every one on the way to them (a secret that is
+    // a symlink may be pointed elsewhere), stamped before listing: a change during the
+    // listing is seen next time.
+    let mut dirs: Vec<PathBuf> = plan
+        .secret_paths
+        .iter()
+        .cloned()
+        .chain(
+            plan.secret_paths
+                .iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok()),
+        )
+        .chain(plan.scan_dirs.iter().cloned())
+        .flat_map(|p| p.ancestors().map(Path::to_path_buf).collect::<Vec<_>>())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let stamps: Vec<(PathBuf, Stamp)> = dirs.iter().map(|d| (d.clone(), stamp(d))).collect();
+    let (landlock, hidden) = split_secrets(plan, mounts);
+    let allowed = read_allowed(&landlock)
+        .iter()
+        .filter_map(|path| open_path(path))
+        .collect();
+    let reads = Arc::new(Reads { hidden, allowed });
+    *cache = Some((key, stamps, Arc::clone(&reads)));
+    reads
+}
+
+fn landlock_ruleset(
+    plan: &Plan,
+    allowed: &[(OwnedFd, bool)],
+) -> Result<Option<OwnedFd>, BuildError> {
+    let abi = ABI::V5;
+    let lib = |what: &str| {
+        let what = what.to_owned();
+        move |e: landlock::RulesetError| (what, io::Error::other(e.to_string()))
+    };
+    let writes = AccessFs::from_write(abi) & !AccessFs::IoctlDev;
+    let file_writes: BitFlags<AccessFs> = AccessFs::WriteFile | AccessFs::Truncate;
+    let net: BitFlags<AccessNet> = if plan.network {
+        AccessNet::BindTcp.into()
+    } else {
+        AccessNet::BindTcp | AccessNet::ConnectTcp
+    };
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_write(abi) | AccessFs::ReadFile)
+        .map_err(lib("file rights"))?
+        .handle_access(net)
+        .map_err(lib("network rights"))?
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
+        .map_err(lib("scopes"))?
+        .create()
+        .map_err(lib("create"))?;
+    for (fd, _) in allowed {
+        (&mut ruleset)
+            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(lib("a read rule"))?;
+    }
+    let mut add = |path: &Path,
+                   access: BitFlags<AccessFs>,
+                   dir_only: BitFlags<AccessFs>|
+     -> Result<(), BuildError> {
+        let Some((fd, is_dir)) = open_path(path) else {
+            return Ok(());
+        };
+        let access = if is_dir {
+            access | dir_only
+        } else {
+            access & AccessFs::from_file(abi)
+        };
+        (&mut ruleset)
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(lib(&path.display().to_string()))?;
+        Ok(())
+    };
+    for dir in &plan.writable_dirs {
+        add(dir, AccessFs::ReadFile.into(), writes)?;
+    }
+    for file in &plan.writable_files {
+        add(file, file_writes | AccessFs::IoctlDev, BitFlags::empty())?;
+    }
+    // Devices a command opens itself and uses ioctls on: terminals of its own (`script`,
+    // pty tests) and the usual character devices. TIOCSTI stays refused by seccomp.
+    for device in [
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/ptmx",
+        "/dev/pts",
+    ] {
+        add(
+            Path::new(device),
+            AccessFs::IoctlDev.into(),
+            BitFlags::empty(),
+        )?;
+    }
+    Ok(ruleset.into())
+}
+
+/// Opens `path` without following a final symlink; `None` for a missing path or a
+/// symlink (a rule on a symlink would cover its target, which may be a secret).
+fn open_path(path: &Path) -> Option<(OwnedFd, bool)> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let fd = rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Symlink => None,
+        FileType::Directory => Some((fd, true)),
+        _ => Some((fd, false)),
+    }
+}
+
+/// The paths that get a read rule: every entry of `/`, descending into the directories
+/// on the way to a secret and leaving the secrets out.
+pub(crate) fn read_allowed(secrets: &[PathBuf]) -> Vec<PathBuf> {
+    let secrets: HashSet<&Path> = secrets.iter().map(PathBuf::as_path).collect();
+    let ancestors: HashSet<&Path> = secrets.iter().flat_map(|s| s.ancestors().skip(1)).collect();
+    let mut allowed = Vec::new();
+    if !ancestors.contains(Path::new("/")) {
+        allowed.push(PathBuf::from("/"));
+        return allowed;
+    }
+    let mut stack = vec![PathBuf::from("/")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = dir.join(entry.file_name());
+            if secrets.contains(path.as_path()) {
+                continue;
+            }
+            let is_real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if ancestors.contains(path.as_path()) && is_real_dir {
+                stack.push(path);
+            } else {
+                allowed.push(path);
+            }
+        }
+    }
+    allowed
+}
+
+/// The compiled filter of `which`, built once per process.
+fn program(which: Filter) -> io::Result<&'static BpfProgram> {
+    static OFF: std::sync::OnceLock<Result<BpfProgram, String>> = std::sync::OnceLock::new();
+    static ON: std::sync::OnceLock<Result<BpfProgram, String>> = std::sync::OnceLock::new();
+    let cell = match which {
+        Filter::NetworkOff => &OFF,
+        Filter::NetworkOn => &ON,
+    };
+    cell.get_or_init(|| compile(which).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| io::Error::other(e.clone()))
+}
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: Option<seccompiler::TargetArch> = Some(seccompiler::TargetArch::x86_64);
+#[cfg(target_arch = "aarch64")]
+const ARCH: Option<seccompiler::TargetArch> = Some(seccompiler::TargetArch::aarch64);
+#[cfg(target_arch = "riscv64")]
+const ARCH: Option<seccompiler::TargetArch> = Some(seccompiler::TargetArch::riscv64);
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+const ARCH: Option<seccompiler::TargetArch> = None;
+
+/// The obsolete packet socket type (`SOCK_PACKET`, deprecated in libc in favour of
+/// `AF_PACKET`, which the domain rule refuses anyway).
+const SOCK_PACKET: u64 = 10;
+
+/// The seccomp filter (SBX-2). Network off: no socket at all but `socketpair` of unix
+/// sockets (pipes between a command's own processes), which covers TCP, UDP, DNS, raw and
+/// packet sockets, netlink and unix sockets outside (`docker.sock`, the ssh agent). With
+/// the network exception only IPv4/IPv6 non-raw sockets are added back. Always: no
+/// io_uring (its operations pass by seccomp), no typing into a terminal (TIOCSTI,
+/// TIOCLINUX), no kernel keyrings, no module loading, kexec, reboot or swap, no bpf, and
+/// no change to the machine's clock, host name, mounts, accounting or kernel log.
+/// A 32-bit system call from the 64-bit shell kills the process (the architecture
+/// check of the filter); on x86-64 the x32 numbers of the refused calls are refused too.
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "ioctl numbers are c_ulong, which is not u64 on every target"
+)]
+fn compile(which: Filter) -> Result<BpfProgram, seccompiler::BackendError> {
+    let Some(arch) = ARCH else {
+        return Err(seccompiler::BackendError::InvalidTargetArch(
+            std::env::consts::ARCH.to_owned(),
+        ));
+    };
+    let cond = |arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, len, op, value)
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let socket_rules = match which {
+        Filter::NetworkOff => Vec::new(),
+        Filter::NetworkOn => vec![
+            SeccompRule::new(vec![
+                cond(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Ne,
+                    libc::AF_INET as u64,
+                )?,
+                cond(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Ne,
+                    libc::AF_INET6 as u64,
+                )?,
+            ])?,
+            SeccompRule::new(vec![cond(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(0xf),
+                libc::SOCK_RAW as u64,
+            )?])?,
+            SeccompRule::new(vec![cond(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(0xf),
+                SOCK_PACKET,
+            )?])?,
+        ],
+    };
+    rules.insert(libc::SYS_socket, socket_rules);
+    rules.insert(
+        libc::SYS_socketpair,
+        vec![SeccompRule::new(vec![cond(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )?])?],
+    );
+    let ioctl_rules = vec![
+        SeccompRule::new(vec![cond(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::TIOCSTI as u64,
+        )?])?,
+        SeccompRule::new(vec![cond(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::TIOCLINUX as u64,
+        )?])?,
+    ];
+    rules.insert(libc::SYS_ioctl, ioctl_rules.clone());
+    for call in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_reboot,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_bpf,
+        // The machine's own state, which a command run as root could otherwise change
+        // whatever Landlock allows: the clock, the host name, mounts (including the
+        // read-only binds that protect `.git/hooks` and `.claude/`), file handles that
+        // reach files by inode rather than by path, accounting and the kernel log.
+        libc::SYS_clock_settime,
+        libc::SYS_clock_adjtime,
+        libc::SYS_settimeofday,
+        libc::SYS_adjtimex,
+        libc::SYS_sethostname,
+        libc::SYS_setdomainname,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_open_tree,
+        libc::SYS_mount_setattr,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_acct,
+        libc::SYS_quotactl,
+        libc::SYS_syslog,
+    ] {
+        rules.insert(call, Vec::new());
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        const X32: i64 = 0x4000_0000;
+        let plain: Vec<(i64, Vec<SeccompRule>)> = rules
+            .iter()
+            .filter(|(call, _)| **call != libc::SYS_ioctl)
+            .map(|(call, r)| (call | X32, r.clone()))
+            .collect();
+        rules.extend(plain);
+        // x32 has its own ioctl entry (compat_sys_ioctl).
+        rules.insert(X32 | 514, ioctl_rules);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )?;
+    filter.try_into()
+}
+
+impl ChildSandbox {
+    /// Enforces the sandbox on the calling process and its future children: mounts in a
+    /// new mount namespace, no-new-privileges, Landlock, seccomp. System calls only, no
+    /// allocation: it runs between `fork` and `exec`. Returns the errno on failure.
+    #[allow(unsafe_code)]
+    pub fn enforce(&self) -> Result<(), i32> {
+        // SAFETY: plain system calls on integers and on C strings owned by `self`.
+        unsafe {
+            if !self.mounts.is_empty() {
+                self.enter_mount_namespace()?;
+                for op in &self.mounts {
+                    apply_mount(op)?;
+                }
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(errno());
+            }
+            if let Some(fd) = &self.ruleset
+                && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0
+            {
+                return Err(errno());
+            }
+            if let Some(filter) = self.seccomp {
+                // Compiled in the host by `build`, so this only reads the cell.
+                let Ok(program) = program(filter) else {
+                    return Err(libc::EINVAL);
+                };
+                let prog = libc::sock_fprog {
+                    len: program.len() as u16,
+                    filter: program.as_ptr() as *mut libc::sock_filter,
+                };
+                if libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0u32,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+                {
+                    return Err(errno());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(unsafe_code)]
+    unsafe fn enter_mount_namespace(&self) -> Result<(), i32> {
+        // SAFETY: system calls on C strings owned by `self`.
+        unsafe {
+            let flags = if self.userns.is_some() {
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+            } else {
+                libc::CLONE_NEWNS
+            };
+            if libc::unshare(flags) != 0 {
+                return Err(errno());
+            }
+            if let Some(maps) = &self.maps {
+                write_file(c"/proc/self/setgroups", c"deny")?;
+                write_file(c"/proc/self/uid_map", &maps.uid_map)?;
+                write_file(c"/proc/self/gid_map", &maps.gid_map)?;
+            }
+            // Nothing mounted here may reach the host's namespace.
+            if libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(errno());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[allow(unsafe_code)]
+unsafe fn apply_mount(op: &MountOp) -> Result<(), i32> {
+    let path = op.path.as_ptr();
+    let keep = op.keep as libc::c_ulong;
+    // SAFETY: mount(2) on C strings that live as long as `op`.
+    let rc = unsafe {
+        match op.kind {
+            MountKind::ReadOnly | MountKind::HideFile => {
+                let source = if op.kind == MountKind::HideFile {
+                    c"/dev/null".as_ptr()
+                } else {
+                    path
+                };
+                if libc::mount(
+                    source,
+                    path,
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    -1
+                } else {
+                    libc::mount(
+                        std::ptr::null(),
+                        path,
+                        std::ptr::null(),
+                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
+                        std::ptr::null(),
+                    )
+                }
+            }
+            MountKind::HideDir => libc::mount(
+                c"tmpfs".as_ptr(),
+                path,
+                c"tmpfs".as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"size=4k,mode=0500".as_ptr().cast(),
+            ),
+        }
+    };
+    // A path gone since the plan was made has nothing left to protect.
+    if rc != 0 && errno() != libc::ENOENT {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+#[allow(unsafe_code)]
+unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> Result<(), i32> {
+    // SAFETY: open/write/close on a C string path and a buffer of the length given.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(errno());
+        }
+        let bytes = text.to_bytes();
+        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        libc::close(fd);
+        if written != bytes.len() as isize {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// The child sandbox as bytes for the supervisor, and the ruleset descriptor to pass
+/// beside them.
+pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<RawFd>) {
+    let Some(child) = child else {
+        return (vec![0], None);
+    };
+    let mut out = vec![1u8];
+    out.push(u8::from(child.ruleset.is_some()));
+    out.push(match child.seccomp {
+        None => 0,
+        Some(Filter::NetworkOff) => 1,
+        Some(Filter::NetworkOn) => 2,
+    });
+    match child.userns {
+        Some((uid, gid)) => {
+            out.push(1);
+            out.extend_from_slice(&uid.to_le_bytes());
+            out.extend_from_slice(&gid.to_le_bytes());
+        }
+        None => out.push(0),
+    }
+    out.extend_from_slice(&(child.mounts.len() as u32).to_le_bytes());
+    for op in &child.mounts {
+        out.push(op.kind as u8);
+        out.extend_from_slice(&op.keep.to_le_bytes());
+        let path = op.path.as_bytes();
+        out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        out.extend_from_slice(path);
+    }
+    (out, child.ruleset.as_ref().map(AsRawFd::as_raw_fd))
+}
+
+/// Decodes what [`encode_child`] made; `ruleset` yields the passed descriptor when the
+/// bytes say there is one. The seccomp filter is compiled here (in the helper, before
+/// it forks).
+pub(crate) fn decode_child(
+    bytes: &[u8],
+    ruleset: impl FnOnce() -> io::Result<OwnedFd>,
+) -> io::Result<Option<ChildSandbox>> {
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("sandbox: {what}"));
+    let mut at = 0usize;
+    let mut take = |n: usize, what: &str| -> io::Result<&[u8]> {
+        let slice = bytes.get(at..at + n).ok_or_else(|| bad(what))?;
+        at += n;
+        Ok(slice)
+    };
+    let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    if take(1, "presence")?[0] == 0 {
+        return Ok(None);
+    }
+    let has_ruleset = take(1, "ruleset flag")?[0] == 1;
+    let seccomp = match take(1, "seccomp flag")?[0] {
+        0 => None,
+        1 => Some(Filter::NetworkOff),
+        2 => Some(Filter::NetworkOn),
+        _ => return Err(bad("unknown seccomp filter")),
+    };
+    let userns = if take(1, "userns flag")?[0] == 1 {
+        let uid = u32_of(take(4, "uid")?);
+        let gid = u32_of(take(4, "gid")?);
+        Some((uid, gid))
+    } else {
+        None
+    };
+    let count = u32_of(take(4, "mount count")?);
+    let mut mounts = Vec::new();
+    for _ in 0..count {
+        let kind = match take(1, "mount kind")?[0] {
+            1 => MountKind::ReadOnly,
+            2 => MountKind::HideFile,
+            3 => MountKind::HideDir,
+            _ => return Err(bad("unknown mount kind")),
+        };
+        let keep_bytes = take(8, "mount flags")?;
+        let mut keep = [0u8; 8];
+        keep.copy_from_slice(keep_bytes);
+        let len = u32_of(take(4, "path length")?) as usize;
+        let path = CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))?;
+        mounts.push(MountOp {
+            kind,
+            path,
+            keep: u64::from_le_bytes(keep),
+        });
+    }
+    if let Some(filter) = seccomp {
+        program(filter)?;
+    }
+    Ok(Some(ChildSandbox {
+        ruleset: if has_ruleset { Some(ruleset()?) } else { None },
+        seccomp,
+        mounts,
+        maps: userns.map(maps_for),
+        userns,
+    }))
+}
+
+/// What this machine offers.
+pub(crate) fn probe() -> Support {
+    Support {
+        landlock_abi: landlock_abi(),
+        seccomp: seccomp_available(),
+        mount_namespace: probe_unshare(if rustix::process::geteuid().as_raw() == 0 {
+            libc::CLONE_NEWNS
+        } else {
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+        }),
+        user_namespace: None,
+        network_namespace: None,
+        cgroup_delegation: cgroup_delegation(),
+        platform: "linux",
+        seatbelt: false,
+    }
+}
+
+/// The Landlock ABI of the running kernel, or 0 without Landlock.
+#[allow(unsafe_code)]
+fn landlock_abi() -> i32 {
+    // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the VERSION flag
+    // only returns the ABI number (or an error); it touches no memory.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    i32::try_from(abi).unwrap_or(0).max(0)
+}
+
+/// `support` with the user and network namespaces probed.
+pub(crate) fn probe_namespaces(mut support: Support) -> Support {
+    support.user_namespace = Some(probe_unshare(libc::CLONE_NEWUSER));
+    support.network_namespace = Some(probe_unshare(if rustix::process::geteuid().as_raw() == 0 {
+        libc::CLONE_NEWNET
+    } else {
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNET
+    }));
+    support
+}
+
+#[allow(unsafe_code)]
+fn seccomp_available() -> bool {
+    // SAFETY: PR_GET_SECCOMP reads the calling thread's mode and touches no memory.
+    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
+    mode >= 0 && ARCH.is_some()
+}
+
+/// Whether a child may `unshare(flags)`: tried in a short-lived `true`.
+fn probe_unshare(flags: libc::c_int) -> bool {
+    use std::os::unix::process::CommandExt;
+    let Some(program) = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        return false;
+    };
+    let mut command = std::process::Command::new(program);
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[allow(unsafe_code)]
+    // SAFETY: unshare(2) is a single system call, async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::unshare(flags) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.status().is_ok_and(|status| status.success())
+}
+
+fn cgroup_delegation() -> bool {
+    let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return false;
+    };
+    let Some(path) = own.lines().find_map(|line| line.strip_prefix("0::")) else {
+        return false;
+    };
+    let dir = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    dir.join("cgroup.procs").exists()
+        && rustix::fs::access(&dir, rustix::fs::Access::WRITE_OK).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sbx_2_reads_are_allowed_around_the_secrets() {
+        let base = std::env::temp_dir().join(format!("wavesh-around-{}", std::process::id()));
+        let home = base.join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("proj")).unwrap();
+        std::fs::write(home.join(".netrc"), "x").unwrap();
+        std::fs::write(home.join("notes"), "x").unwrap();
+        let allowed = read_allowed(&[home.join(".ssh"), home.join(".netrc")]);
+        assert!(allowed.contains(&home.join("proj")));
+        assert!(allowed.contains(&home.join("notes")));
+        assert!(!allowed.iter().any(|p| p.starts_with(home.join(".ssh"))));
+        assert!(!allowed.contains(&home.join(".netrc")));
+        // Directories on the way are descended into, never allowed whole.
+        for ancestor in home.ancestors() {
+            assert!(
+                !allowed.contains(&ancestor.to_path_buf()),
+                "{}",
+                ancestor.display()
+            );
+        }
+        assert!(allowed.contains(&PathBuf::from("/proc")) || !Path::new("/proc").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn sbx_2_the_seccomp_filters_compile() {
+        if ARCH.is_none() {
+            eprintln!("SKIPPED: seccomp filters are built for x86-64, aarch64 and riscv64 only");
+            return;
+        }
+        assert!(program(Filter::NetworkOff).unwrap().len() > 10);
+        assert!(
+            program(Filter::NetworkOn).unwrap().len() > program(Filter::NetworkOff).unwrap().len()
+        );
+    }
+
+    #[test]
+    fn child_sandbox_round_trips_through_bytes() {
+        let child = ChildSandbox {
+            ruleset: None,
+            seccomp: Some(Filter::NetworkOff),
+            mounts: vec![MountOp {
+                kind: MountKind::HideDir,
+                path: CString::new("/ws/.ssh").unwrap(),
+                keep: 6,
+            }],
+            userns: Some((1000, 1001)),
+            maps: None,
+        };
+        let (bytes, fd) = encode_child(Some(&child));
+        assert!(fd.is_none());
+        let back = decode_child(&bytes, || unreachable!("no ruleset"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.mounts, child.mounts);
+        assert_eq!(back.userns, child.userns);
+        assert_eq!(back.seccomp, child.seccomp);
+        assert_eq!(back.maps.unwrap().uid_map.as_bytes(), b"1000 1000 1\n");
+        assert!(decode_child(&[0], || unreachable!()).unwrap().is_none());
+        assert!(decode_child(&[1, 0, 9, 0, 0, 0, 0, 0], || unreachable!()).is_err());
+    }
+}

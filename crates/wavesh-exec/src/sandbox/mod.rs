@@ -1,0 +1,471 @@
+//! The sandbox every command can run in (SBX): a wrong approval must be harmless.
+//!
+//! Three levels ([`Level`]): `read-only` (writes only to `/dev/null`, the command's own
+//! output and a private TMPDIR), `workspace-write` (also the workspace, the additional
+//! directories and the session's TMPDIR, except the paths a command could use to grant
+//! itself more: `.git/hooks`, `.git/config`, `.claude/`, wavesh's state) and `off`.
+//! Both sandboxed levels read everything but the host's secret list, have no network,
+//! cannot signal or trace a process outside their own tree, and get an environment
+//! scrubbed of credentials (SBX-1, SBX-2).
+//!
+//! The policy is data ([`Plan`]): computed once per command from the level, the host's
+//! [`SandboxConfig`] and the command's private files. The Linux `imp` turns it into a
+//! Landlock ruleset, a seccomp filter and a few mounts in a private mount namespace; the
+//! macOS Seatbelt profile ([`seatbelt`]) is generated from the same plan. Whatever a
+//! machine lacks is named in [`Prepared::missing`], logged once, and told to the model;
+//! a strict configuration refuses to run instead (SBX-5).
+
+mod denial;
+mod env;
+mod plan;
+pub mod seatbelt;
+
+#[cfg(target_os = "linux")]
+#[path = "linux.rs"]
+mod imp;
+#[cfg(not(target_os = "linux"))]
+#[path = "other.rs"]
+mod imp;
+
+use std::path::PathBuf;
+
+pub use denial::explain_denials;
+pub use env::{EnvFilter, Scrubbed, mask_scrubbed};
+pub use imp::ChildSandbox;
+#[cfg(target_os = "linux")]
+pub(crate) use imp::{decode_child, encode_child};
+pub use plan::{CommandFiles, Plan, protected_paths};
+
+/// How much a command may do (SBX-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Level {
+    /// Writes only to `/dev/null`, its own output and a private TMPDIR.
+    ReadOnly,
+    /// Also the workspace, the additional directories and the session's TMPDIR.
+    WorkspaceWrite,
+    /// No sandbox.
+    #[default]
+    Off,
+}
+
+impl Level {
+    /// The name used on the command line and in texts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::ReadOnly => "read-only",
+            Level::WorkspaceWrite => "workspace-write",
+            Level::Off => "off",
+        }
+    }
+
+    /// Whether anything is enforced.
+    pub fn is_sandboxed(self) -> bool {
+        self != Level::Off
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A sandbox level name that is none of the three.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sandbox level `{0}`: expected read-only, workspace-write or off")]
+pub struct UnknownLevel(pub String);
+
+impl std::str::FromStr for Level {
+    type Err = UnknownLevel;
+
+    fn from_str(text: &str) -> Result<Level, UnknownLevel> {
+        match text {
+            "read-only" => Ok(Level::ReadOnly),
+            "workspace-write" => Ok(Level::WorkspaceWrite),
+            "off" => Ok(Level::Off),
+            other => Err(UnknownLevel(other.to_owned())),
+        }
+    }
+}
+
+/// The user's secrets: never readable inside the sandbox (SBX-2, RO-9).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecretList {
+    /// Absolute paths (files or directories; `~` already expanded by the host). They need
+    /// not exist: one created later is covered too where its parent is listed.
+    pub paths: Vec<PathBuf>,
+    /// File-name patterns (`*` matches any run of characters): `.env`, `*.pem`. A pattern
+    /// starting with `!` is an exception (`!.env.example`). They are matched in the
+    /// workspace roots, the working directory and every directory on the way to a secret
+    /// path, not in every directory of the disk (see docs/sandbox.md).
+    pub names: Vec<String>,
+}
+
+/// What the host configures for every sandboxed command of a session.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxConfig {
+    /// The workspace root and the additional directories: writable at `workspace-write`.
+    pub roots: Vec<PathBuf>,
+    /// More writable directories at `workspace-write` (Claude Code's
+    /// `sandbox.filesystem.allowWrite`).
+    pub extra_writable: Vec<PathBuf>,
+    /// More paths kept read-only inside writable directories (`filesystem.denyWrite`).
+    pub extra_read_only: Vec<PathBuf>,
+    /// wavesh's own state: kept read-only when it lies inside a writable directory.
+    pub state_dirs: Vec<PathBuf>,
+    /// The secrets.
+    pub secrets: SecretList,
+    /// Which variables are removed from the command's environment.
+    pub env: EnvFilter,
+    /// Refuse to run a sandboxed command when a guarantee is missing on this machine,
+    /// instead of running it with the rest (Claude Code's `failIfUnavailable`).
+    pub strict: bool,
+}
+
+/// One promise of the sandbox, named so a missing one can be reported (SBX-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Guarantee {
+    /// Writes are confined (Landlock).
+    FileWrites,
+    /// Secret files cannot be read (Landlock).
+    SecretReads,
+    /// No network at all (seccomp).
+    Network,
+    /// No signal or ptrace reaches a process outside the command's tree (Landlock ABI 6).
+    Signals,
+    /// Abstract unix sockets outside the sandbox are unreachable (Landlock ABI 6).
+    AbstractSockets,
+    /// `.git/hooks`, `.git/config`, `.claude/` stay read-only inside writable directories,
+    /// and secrets inside them stay hidden (a private mount namespace).
+    ProtectedPaths,
+}
+
+impl Guarantee {
+    /// What the guarantee promises, for the log and the model.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Guarantee::FileWrites => "writes confined to the allowed directories",
+            Guarantee::SecretReads => "secret files unreadable",
+            Guarantee::Network => "no network",
+            Guarantee::Signals => "no signal to processes outside the command",
+            Guarantee::AbstractSockets => "no abstract unix socket outside the command",
+            Guarantee::ProtectedPaths => {
+                ".git/hooks, .git/config and .claude/ read-only, and secrets hidden, inside the writable directories"
+            }
+        }
+    }
+
+    /// The mechanism it needs, for the log and `wavesh doctor`.
+    pub fn mechanism(self) -> &'static str {
+        match self {
+            Guarantee::FileWrites | Guarantee::SecretReads => "Landlock",
+            Guarantee::Network => "seccomp",
+            Guarantee::Signals | Guarantee::AbstractSockets => "Landlock ABI 6 (Linux 6.12)",
+            Guarantee::ProtectedPaths => "a mount namespace (root or user namespaces)",
+        }
+    }
+}
+
+/// What this machine offers the sandbox, probed once per process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI, 0 without Landlock.
+    pub landlock_abi: i32,
+    /// seccomp filters can be installed.
+    pub seccomp: bool,
+    /// A process of this user can make a private mount namespace (root, or user
+    /// namespaces allowed).
+    pub mount_namespace: bool,
+    /// Unprivileged user namespaces can be created; `None`: not probed (only
+    /// [`probe_namespaces`] does, for `wavesh doctor`).
+    pub user_namespace: Option<bool>,
+    /// A new network namespace can be made (not used: seccomp is cheaper); `None`: not
+    /// probed.
+    pub network_namespace: Option<bool>,
+    /// cgroup v2 is mounted and this process may create child groups in its own.
+    pub cgroup_delegation: bool,
+    /// The platform: `linux`, `macos`, ...
+    pub platform: &'static str,
+    /// macOS: `sandbox-exec` exists.
+    pub seatbelt: bool,
+}
+
+impl Support {
+    /// The guarantees of `level` this machine cannot give.
+    pub fn missing(&self, level: Level) -> Vec<Guarantee> {
+        if level == Level::Off {
+            return Vec::new();
+        }
+        if self.platform == "macos" {
+            return if self.seatbelt {
+                Vec::new()
+            } else {
+                all_guarantees().to_vec()
+            };
+        }
+        let mut missing = Vec::new();
+        if self.landlock_abi < 1 {
+            missing.extend([Guarantee::FileWrites, Guarantee::SecretReads]);
+        }
+        if !self.seccomp {
+            missing.push(Guarantee::Network);
+        }
+        if self.landlock_abi < 6 {
+            missing.extend([Guarantee::Signals, Guarantee::AbstractSockets]);
+        }
+        if level == Level::WorkspaceWrite && !self.mount_namespace {
+            missing.push(Guarantee::ProtectedPaths);
+        }
+        missing
+    }
+}
+
+fn all_guarantees() -> &'static [Guarantee] {
+    &[
+        Guarantee::FileWrites,
+        Guarantee::SecretReads,
+        Guarantee::Network,
+        Guarantee::Signals,
+        Guarantee::AbstractSockets,
+        Guarantee::ProtectedPaths,
+    ]
+}
+
+/// [`support`] with the user and network namespace probes too (each starts a process).
+pub fn probe_namespaces() -> Support {
+    imp::probe_namespaces(support().clone())
+}
+
+/// What this machine offers (probed on first use).
+pub fn support() -> &'static Support {
+    static SUPPORT: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+    SUPPORT.get_or_init(imp::probe)
+}
+
+/// Why a sandbox could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// A strict configuration and a machine without some guarantee.
+    #[error(
+        "the {level} sandbox cannot be enforced on this machine (missing: {}), and the sandbox is strict",
+        describe_all(missing)
+    )]
+    Unavailable {
+        /// The level asked for.
+        level: Level,
+        /// What is missing.
+        missing: Vec<Guarantee>,
+    },
+    /// The mechanism exists but building the rules failed.
+    #[error("cannot build the {level} sandbox ({what}): {source}")]
+    Build {
+        /// The level.
+        level: Level,
+        /// What was being built (a path, "seccomp filter").
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// The guarantees, joined for a text.
+pub fn describe_all(missing: &[Guarantee]) -> String {
+    missing
+        .iter()
+        .map(|g| g.describe())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A sandbox ready to be entered by one command's shell.
+#[derive(Debug)]
+pub struct Prepared {
+    /// What the child enforces between `fork` and `exec`.
+    pub child: Option<ChildSandbox>,
+    /// The plan it enforces.
+    pub plan: Plan,
+    /// Guarantees this machine could not give (told to the model, SBX-5).
+    pub missing: Vec<Guarantee>,
+}
+
+/// Builds the sandbox of `plan`. With guarantees missing it logs them once per process
+/// and runs with the rest, or refuses when `strict`.
+pub fn prepare(plan: Plan, strict: bool) -> Result<Prepared, SandboxError> {
+    let missing = support().missing(plan.level);
+    if !missing.is_empty() {
+        if strict {
+            return Err(SandboxError::Unavailable {
+                level: plan.level,
+                missing,
+            });
+        }
+        log_missing_once(plan.level, &missing);
+    }
+    let child = imp::build(&plan, support())?;
+    Ok(Prepared {
+        child,
+        plan,
+        missing,
+    })
+}
+
+fn log_missing_once(level: Level, missing: &[Guarantee]) {
+    static LOGGED: std::sync::Mutex<Vec<Level>> = std::sync::Mutex::new(Vec::new());
+    let mut logged = LOGGED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if logged.contains(&level) {
+        return;
+    }
+    logged.push(level);
+    for guarantee in missing {
+        tracing::warn!(
+            level = level.name(),
+            mechanism = guarantee.mechanism(),
+            "sandbox guarantee missing on this machine: {}",
+            guarantee.describe()
+        );
+    }
+}
+
+/// The line told to the model when guarantees are missing (SBX-5).
+pub fn missing_note(level: Level, missing: &[Guarantee]) -> Option<String> {
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Sandbox ({level}) is incomplete on this machine; missing: {}.",
+        describe_all(missing)
+    ))
+}
+
+/// `*` glob on a whole string, ASCII case-insensitive when `fold` is set.
+pub(crate) fn glob_match(pattern: &str, text: &str, fold: bool) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = if fold {
+        (
+            pattern.chars().map(|c| c.to_ascii_lowercase()).collect(),
+            text.chars().map(|c| c.to_ascii_lowercase()).collect(),
+        )
+    } else {
+        (pattern.chars().collect(), text.chars().collect())
+    };
+    // Classic two-pointer wildcard match with backtracking to the last `*`.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// Whether a file name is a secret by the patterns of `names` (exceptions win).
+pub(crate) fn secret_name(names: &[String], name: &str) -> bool {
+    let mut hit = false;
+    for pattern in names {
+        if let Some(exception) = pattern.strip_prefix('!') {
+            if glob_match(exception, name, false) {
+                return false;
+            }
+        } else if glob_match(pattern, name, false) {
+            hit = true;
+        }
+    }
+    hit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sbx_1_level_names_round_trip_and_bad_names_are_named() {
+        for level in [Level::ReadOnly, Level::WorkspaceWrite, Level::Off] {
+            assert_eq!(level.name().parse::<Level>(), Ok(level));
+        }
+        let error = "readonly".parse::<Level>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown sandbox level `readonly`: expected read-only, workspace-write or off"
+        );
+    }
+
+    #[test]
+    fn glob_matches_like_a_shell_star() {
+        assert!(glob_match("*_TOKEN", "GITHUB_TOKEN", false));
+        assert!(!glob_match("*_TOKEN", "TOKENS", false));
+        assert!(glob_match("*PASSWORD*", "my_password_file", true));
+        assert!(glob_match("id_rsa*", "id_rsa", false));
+        assert!(glob_match("a*b*c", "axxbyyc", false));
+        assert!(!glob_match("a*b*c", "axxbyy", false));
+        assert!(glob_match("*", "", false));
+    }
+
+    #[test]
+    fn secret_names_honour_exceptions() {
+        let names: Vec<String> = [".env", ".env.*", "!.env.example", "*.pem"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(secret_name(&names, ".env"));
+        assert!(secret_name(&names, ".env.production"));
+        assert!(!secret_name(&names, ".env.example"));
+        assert!(secret_name(&names, "server.pem"));
+        assert!(!secret_name(&names, "README.md"));
+    }
+
+    #[test]
+    fn sbx_5_missing_guarantees_follow_the_machine() {
+        let full = Support {
+            landlock_abi: 7,
+            seccomp: true,
+            mount_namespace: true,
+            user_namespace: None,
+            network_namespace: None,
+            cgroup_delegation: false,
+            platform: "linux",
+            seatbelt: false,
+        };
+        assert!(full.missing(Level::ReadOnly).is_empty());
+        assert!(full.missing(Level::WorkspaceWrite).is_empty());
+        let old = Support {
+            landlock_abi: 3,
+            mount_namespace: false,
+            ..full.clone()
+        };
+        assert_eq!(
+            old.missing(Level::ReadOnly),
+            [Guarantee::Signals, Guarantee::AbstractSockets]
+        );
+        assert_eq!(
+            old.missing(Level::WorkspaceWrite),
+            [
+                Guarantee::Signals,
+                Guarantee::AbstractSockets,
+                Guarantee::ProtectedPaths
+            ]
+        );
+        let none = Support {
+            landlock_abi: 0,
+            seccomp: false,
+            ..old
+        };
+        assert_eq!(none.missing(Level::ReadOnly).len(), 5);
+        assert!(none.missing(Level::Off).is_empty());
+        assert_eq!(
+            missing_note(Level::ReadOnly, &[Guarantee::Network]).unwrap(),
+            "Sandbox (read-only) is incomplete on this machine; missing: no network."
+        );
+    }
+}

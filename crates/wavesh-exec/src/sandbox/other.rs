@@ -1,0 +1,34 @@
+//! Platforms without the Linux mechanisms: nothing is enforced in the child. macOS gets
+//! its profile from [`super::seatbelt`]; the guarantees missing here are reported
+//! (SBX-5).
+
+use super::{Plan, SandboxError, Support};
+
+/// Never made off Linux.
+#[derive(Debug)]
+pub enum ChildSandbox {}
+
+pub(crate) fn build(
+    _plan: &Plan,
+    _support: &Support,
+) -> Result<Option<ChildSandbox>, SandboxError> {
+    Ok(None)
+}
+
+pub(crate) fn probe() -> Support {
+    let macos = cfg!(target_os = "macos");
+    Support {
+        landlock_abi: 0,
+        seccomp: false,
+        mount_namespace: false,
+        user_namespace: Some(false),
+        network_namespace: Some(false),
+        cgroup_delegation: false,
+        platform: std::env::consts::OS,
+        seatbelt: macos && std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists(),
+    }
+}
+
+pub(crate) fn probe_namespaces(support: Support) -> Support {
+    support
+}

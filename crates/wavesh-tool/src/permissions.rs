@@ -1,0 +1,406 @@
+//! The permission decision of a Bash call and the sandbox level it runs at (SBX-3).
+//!
+//! Both live in the library so that every host gets them: `Session::bash` decides,
+//! whoever calls it. A command approved because it is read-only runs at `read-only`;
+//! any other command at the session's level; `dangerouslyDisableSandbox` (and a command
+//! of `excludedCommands`) at `off`, which is never approved automatically. A host that
+//! asks its user itself marks the call approved (`CallContext::approved`); the level is
+//! still chosen here.
+
+use std::path::PathBuf;
+use std::sync::RwLock;
+
+use wavesh_exec::sandbox::Level;
+use wavesh_policy::git_guard::{RealFs, git_context};
+use wavesh_policy::settings::Settings;
+use wavesh_policy::{ClassifyContext, Decision, Dialect, Outcome, PermissionMode, decide};
+
+use crate::sandbox::SandboxSettings;
+
+/// Who approves commands that need approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Approver {
+    /// The host approves every call it makes (an MCP client that asks its user, a CLI
+    /// user who typed the command); deny rules still refuse.
+    #[default]
+    Host,
+    /// wavesh decides: allowed and read-only commands run, sandboxed auto-allow runs the
+    /// rest at `workspace-write` when it is on, and anything else needs the host to ask
+    /// and mark the call approved.
+    Wavesh,
+}
+
+/// The permission setup of a session.
+#[derive(Debug, Default)]
+pub struct Permissions {
+    /// Rules of every level; "always allow" answers add to it.
+    pub settings: RwLock<Settings>,
+    /// Who approves.
+    pub approver: Approver,
+    /// The policy mode (default, plan, ...).
+    pub mode: PermissionMode,
+}
+
+/// What to do with a Bash call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run it at this level.
+    Run {
+        /// The sandbox level.
+        level: Level,
+        /// Keep the network (a read-only command that reads over it, `gh pr view`).
+        network: bool,
+    },
+    /// The user must approve it first; the decision says why and what rule would allow it.
+    Ask(Decision),
+    /// Refused, with the message for the model.
+    Deny(String),
+}
+
+/// The inputs of one decision.
+pub(crate) struct Call<'a> {
+    pub command: &'a str,
+    pub unsandboxed: bool,
+    pub approved: bool,
+    pub cwd: PathBuf,
+    pub dialect: Dialect,
+    pub home: PathBuf,
+}
+
+impl Permissions {
+    /// Decides `call` under the session's `sandbox` settings.
+    pub(crate) fn verdict(&self, call: &Call<'_>, sandbox: &SandboxSettings) -> Verdict {
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let ctx = ClassifyContext {
+            home: call.home.clone(),
+            git: git_context(&call.cwd, &env, &RealFs),
+            cwd: call.cwd.clone(),
+            ..ClassifyContext::default()
+        };
+        let analysis = wavesh_parse::analyze(call.command, call.dialect);
+        let settings = self
+            .settings
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let decision = decide(call.command, &analysis, &settings, self.mode, &ctx);
+        drop(settings);
+        let excluded = analysis
+            .commands
+            .iter()
+            .filter_map(|c| c.argv.first())
+            .any(|argv0| sandbox.is_excluded(&argv0.value));
+        choose(
+            decision,
+            wavesh_policy::reads_over_network(&analysis),
+            call,
+            excluded,
+            self.approver,
+            sandbox,
+        )
+    }
+}
+
+/// The pure part of the decision: the level, and whether it runs, asks or is refused.
+fn choose(
+    decision: Decision,
+    reads_network: bool,
+    call: &Call<'_>,
+    excluded: bool,
+    approver: Approver,
+    sandbox: &SandboxSettings,
+) -> Verdict {
+    if decision.outcome == Outcome::Deny {
+        return Verdict::Deny(format!(
+            "Permission denied: {}",
+            decision.reasons.join("; ")
+        ));
+    }
+    let unsandboxed = call.unsandboxed && sandbox.allow_unsandboxed;
+    let read_only = decision.allowed_as_read_only() && !unsandboxed;
+    let level = if unsandboxed || excluded {
+        Level::Off
+    } else if read_only && sandbox.read_only_level {
+        Level::ReadOnly
+    } else {
+        sandbox.level
+    };
+    let run = Verdict::Run {
+        level,
+        network: level == Level::ReadOnly && reads_network,
+    };
+    if approver == Approver::Host || call.approved {
+        return run;
+    }
+    match decision.outcome {
+        // Unsandboxed runs are never approved for being read-only.
+        Outcome::Allow if unsandboxed && decision.matched_rules.is_empty() => {
+            Verdict::Ask(decision)
+        }
+        Outcome::Allow => run,
+        _ if sandbox.auto_allow
+            && level == Level::WorkspaceWrite
+            && decision.matched_rules.is_empty()
+            && !decision.reasons.iter().any(|r| r.contains("secret")) =>
+        {
+            // Sandboxed auto-allow: the sandbox makes a wrong approval harmless. Ask
+            // rules and commands naming secrets still ask.
+            run
+        }
+        _ => Verdict::Ask(decision),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(outcome: Outcome, read_only: bool, rules: &[&str], reasons: &[&str]) -> Decision {
+        Decision {
+            outcome,
+            reasons: reasons.iter().map(|s| s.to_string()).collect(),
+            matched_rules: rules.iter().map(|s| s.to_string()).collect(),
+            suggestions: Vec::new(),
+            read_only,
+        }
+    }
+
+    fn call(unsandboxed: bool, approved: bool) -> Call<'static> {
+        Call {
+            command: "x",
+            unsandboxed,
+            approved,
+            cwd: "/ws".into(),
+            dialect: Dialect::Bash,
+            home: "/h".into(),
+        }
+    }
+
+    fn ww() -> SandboxSettings {
+        SandboxSettings {
+            level: Level::WorkspaceWrite,
+            ..SandboxSettings::default()
+        }
+    }
+
+    #[test]
+    fn sbx_3_read_only_runs_read_only_and_the_rest_at_the_session_level() {
+        let ro = decision(Outcome::Allow, true, &[], &["read-only"]);
+        let ask = decision(Outcome::Ask, false, &[], &["`rm` is not read-only"]);
+        for approver in [Approver::Host, Approver::Wavesh] {
+            assert_eq!(
+                choose(
+                    ro.clone(),
+                    false,
+                    &call(false, false),
+                    false,
+                    approver,
+                    &ww()
+                ),
+                Verdict::Run {
+                    level: Level::ReadOnly,
+                    network: false
+                }
+            );
+            assert_eq!(
+                choose(
+                    ro.clone(),
+                    true,
+                    &call(false, false),
+                    false,
+                    approver,
+                    &ww()
+                ),
+                Verdict::Run {
+                    level: Level::ReadOnly,
+                    network: true
+                }
+            );
+        }
+        assert_eq!(
+            choose(
+                ask.clone(),
+                false,
+                &call(false, false),
+                false,
+                Approver::Host,
+                &ww()
+            ),
+            Verdict::Run {
+                level: Level::WorkspaceWrite,
+                network: false
+            }
+        );
+        assert_eq!(
+            choose(
+                ask.clone(),
+                false,
+                &call(false, false),
+                false,
+                Approver::Wavesh,
+                &ww()
+            ),
+            Verdict::Ask(ask.clone())
+        );
+        assert_eq!(
+            choose(
+                ask,
+                false,
+                &call(false, true),
+                false,
+                Approver::Wavesh,
+                &ww()
+            ),
+            Verdict::Run {
+                level: Level::WorkspaceWrite,
+                network: false
+            }
+        );
+    }
+
+    #[test]
+    fn schema_1_dangerously_disable_sandbox_runs_off_and_is_never_auto_approved() {
+        let ro = decision(Outcome::Allow, true, &[], &["read-only"]);
+        assert!(matches!(
+            choose(
+                ro.clone(),
+                false,
+                &call(true, false),
+                false,
+                Approver::Wavesh,
+                &ww()
+            ),
+            Verdict::Ask(_)
+        ));
+        let auto = SandboxSettings {
+            auto_allow: true,
+            ..ww()
+        };
+        let ask = decision(Outcome::Ask, false, &[], &["not read-only"]);
+        assert!(matches!(
+            choose(
+                ask,
+                false,
+                &call(true, false),
+                false,
+                Approver::Wavesh,
+                &auto
+            ),
+            Verdict::Ask(_)
+        ));
+        assert_eq!(
+            choose(
+                ro.clone(),
+                false,
+                &call(true, true),
+                false,
+                Approver::Wavesh,
+                &ww()
+            ),
+            Verdict::Run {
+                level: Level::Off,
+                network: false
+            }
+        );
+        // A host that forbids unsandboxed runs keeps the sandbox.
+        let forbid = SandboxSettings {
+            allow_unsandboxed: false,
+            ..ww()
+        };
+        assert_eq!(
+            choose(
+                ro,
+                false,
+                &call(true, false),
+                false,
+                Approver::Wavesh,
+                &forbid
+            ),
+            Verdict::Run {
+                level: Level::ReadOnly,
+                network: false
+            }
+        );
+    }
+
+    #[test]
+    fn sbx_3_sandboxed_auto_allow_keeps_deny_and_ask_rules() {
+        let auto = SandboxSettings {
+            auto_allow: true,
+            ..ww()
+        };
+        let plain = decision(Outcome::Ask, false, &[], &["`make` is not read-only"]);
+        assert_eq!(
+            choose(
+                plain,
+                false,
+                &call(false, false),
+                false,
+                Approver::Wavesh,
+                &auto
+            ),
+            Verdict::Run {
+                level: Level::WorkspaceWrite,
+                network: false
+            }
+        );
+        let ask_rule = decision(Outcome::Ask, false, &["Bash(git push:*)"], &["ask rule"]);
+        assert!(matches!(
+            choose(
+                ask_rule,
+                false,
+                &call(false, false),
+                false,
+                Approver::Wavesh,
+                &auto
+            ),
+            Verdict::Ask(_)
+        ));
+        let secret = decision(
+            Outcome::Ask,
+            false,
+            &[],
+            &["`~/.ssh/id_rsa` is inside ~/.ssh, which holds secrets"],
+        );
+        assert!(matches!(
+            choose(
+                secret,
+                false,
+                &call(false, false),
+                false,
+                Approver::Wavesh,
+                &auto
+            ),
+            Verdict::Ask(_)
+        ));
+        let deny = decision(
+            Outcome::Deny,
+            false,
+            &["Bash(rm:*)"],
+            &["denied by Bash(rm:*)"],
+        );
+        assert_eq!(
+            choose(
+                deny,
+                false,
+                &call(false, true),
+                false,
+                Approver::Host,
+                &auto
+            ),
+            Verdict::Deny("Permission denied: denied by Bash(rm:*)".into())
+        );
+        // An excluded command runs outside the sandbox, so auto-allow does not apply.
+        let make = decision(Outcome::Ask, false, &[], &["`docker` is not read-only"]);
+        assert!(matches!(
+            choose(
+                make,
+                false,
+                &call(false, false),
+                true,
+                Approver::Wavesh,
+                &auto
+            ),
+            Verdict::Ask(_)
+        ));
+    }
+}

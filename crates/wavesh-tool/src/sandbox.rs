@@ -1,0 +1,399 @@
+//! The session's sandbox settings (SBX): the level for commands that are not approved as
+//! read-only, sandboxed auto-allow, the secret list and the environment filter, and
+//! Claude Code's `sandbox` settings read into them.
+
+use std::path::{Path, PathBuf};
+
+use wavesh_exec::sandbox::{EnvFilter, Level, SecretList};
+
+/// Secret locations under the home directory (`~/` is the home), read by nothing that
+/// runs in the sandbox (SBX-2, RO-9). The credential files of common package managers,
+/// cloud CLIs and agent CLIs.
+pub const DEFAULT_SECRET_PATHS: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/_netrc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.config/glab-cli",
+    "~/.docker/config.json",
+    "~/.kube",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.oci",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.npmrc",
+    "~/.yarnrc.yml",
+    "~/.pypirc",
+    "~/.config/pip/pip.conf",
+    "~/.gem/credentials",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.m2/settings.xml",
+    "~/.gradle/gradle.properties",
+    "~/.nuget/NuGet/NuGet.Config",
+    "~/.composer/auth.json",
+    "~/.config/composer/auth.json",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.config/op",
+    "~/.claude/.credentials.json",
+    "~/.claude.json",
+    "~/.codex/auth.json",
+    "~/.gemini/oauth_creds.json",
+    "~/.config/github-copilot",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.local/share/fish/fish_history",
+    "~/.python_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssl/private",
+];
+
+/// File names that are secrets wherever they are found (exceptions start with `!`).
+pub const DEFAULT_SECRET_NAMES: &[&str] = &[
+    ".env",
+    ".env.*",
+    "!.env.example",
+    "!.env.sample",
+    "!.env.template",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "id_dsa*",
+    "ssh_host_*_key",
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    ".pgpass",
+];
+
+/// The sandbox part of a session's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// The level of commands that are not approved as read-only (SBX-3).
+    pub level: Level,
+    /// Commands approved as read-only run at `read-only` (on by default; off runs them at
+    /// `level`).
+    pub read_only_level: bool,
+    /// Sandboxed auto-allow: commands that would ask run without asking at
+    /// `workspace-write` (deny and ask rules still apply).
+    pub auto_allow: bool,
+    /// Commands (first words) that run outside the sandbox and so always need approval.
+    pub excluded_commands: Vec<String>,
+    /// `dangerouslyDisableSandbox` is honoured (Claude Code's `allowUnsandboxedCommands`).
+    pub allow_unsandboxed: bool,
+    /// Refuse instead of degrading when a guarantee is missing (`failIfUnavailable`).
+    pub strict: bool,
+    /// The secret locations (`~/` for the home directory) and names.
+    pub secret_paths: Vec<String>,
+    /// File-name patterns of secrets.
+    pub secret_names: Vec<String>,
+    /// More writable paths at `workspace-write` (`filesystem.allowWrite`).
+    pub allow_write: Vec<PathBuf>,
+    /// More read-only paths inside writable ones (`filesystem.denyWrite`).
+    pub deny_write: Vec<PathBuf>,
+    /// The environment filter.
+    pub env_deny: Vec<String>,
+    /// Variables kept although a deny pattern matches.
+    pub env_allow: Vec<String>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            level: Level::Off,
+            read_only_level: true,
+            auto_allow: false,
+            excluded_commands: Vec::new(),
+            allow_unsandboxed: true,
+            strict: false,
+            secret_paths: DEFAULT_SECRET_PATHS.iter().map(|s| s.to_string()).collect(),
+            secret_names: DEFAULT_SECRET_NAMES.iter().map(|s| s.to_string()).collect(),
+            allow_write: Vec::new(),
+            deny_write: Vec::new(),
+            env_deny: EnvFilter::default().deny,
+            env_allow: Vec::new(),
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// The secret list with `~` expanded to `home`.
+    pub fn secrets(&self, home: Option<&Path>) -> SecretList {
+        SecretList {
+            paths: self
+                .secret_paths
+                .iter()
+                .filter_map(|path| match path.strip_prefix("~/") {
+                    Some(rest) => home.map(|home| home.join(rest)),
+                    None => Some(PathBuf::from(path)),
+                })
+                .collect(),
+            names: self.secret_names.clone(),
+        }
+    }
+
+    /// The environment filter.
+    pub fn env_filter(&self) -> EnvFilter {
+        EnvFilter {
+            deny: self.env_deny.clone(),
+            allow: self.env_allow.clone(),
+        }
+    }
+
+    /// Whether `argv0` (a command's first word) is excluded from the sandbox.
+    pub fn is_excluded(&self, argv0: &str) -> bool {
+        let name = argv0.rsplit('/').next().unwrap_or(argv0);
+        self.excluded_commands
+            .iter()
+            .any(|excluded| excluded.split_whitespace().next() == Some(name))
+    }
+
+    /// Applies the `sandbox` object of a Claude Code settings file (`text`, from `path`).
+    /// Scalars of later files win; lists add up. Keys wavesh cannot honour are named in a
+    /// warning, never silently dropped. `level_given`: the command line chose the level,
+    /// so `enabled` does not change it.
+    pub fn apply_claude_settings(
+        &mut self,
+        text: &str,
+        path: &Path,
+        root: &Path,
+        home: Option<&Path>,
+        level_given: bool,
+    ) -> Result<(), SandboxSettingsError> {
+        let bad = |why: String| SandboxSettingsError {
+            path: path.to_path_buf(),
+            why,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        let Some(sandbox) = value.get("sandbox") else {
+            return Ok(());
+        };
+        let Some(sandbox) = sandbox.as_object() else {
+            return Err(bad("`sandbox` must be an object".into()));
+        };
+        let flag = |key: &str| -> Result<Option<bool>, SandboxSettingsError> {
+            match sandbox.get(key) {
+                None => Ok(None),
+                Some(serde_json::Value::Bool(b)) => Ok(Some(*b)),
+                Some(other) => Err(bad(format!(
+                    "`sandbox.{key}` must be true or false, not {other}"
+                ))),
+            }
+        };
+        if let Some(enabled) = flag("enabled")? {
+            if !level_given {
+                self.level = if enabled {
+                    Level::WorkspaceWrite
+                } else {
+                    Level::Off
+                };
+            }
+            // Claude Code's default for autoAllowBashIfSandboxed is true.
+            if enabled && sandbox.get("autoAllowBashIfSandboxed").is_none() {
+                self.auto_allow = true;
+            }
+        }
+        if let Some(auto) = flag("autoAllowBashIfSandboxed")? {
+            self.auto_allow = auto;
+        }
+        if let Some(allow) = flag("allowUnsandboxedCommands")? {
+            self.allow_unsandboxed = allow;
+        }
+        if let Some(strict) = flag("failIfUnavailable")? {
+            self.strict = strict;
+        }
+        self.excluded_commands.extend(strings(
+            sandbox.get("excludedCommands"),
+            "excludedCommands",
+            &bad,
+        )?);
+        let resolve = |text: String| resolve_path(&text, root, home);
+        if let Some(fs) = sandbox.get("filesystem") {
+            let fs = fs
+                .as_object()
+                .ok_or_else(|| bad("`sandbox.filesystem` must be an object".into()))?;
+            self.allow_write.extend(
+                strings(fs.get("allowWrite"), "filesystem.allowWrite", &bad)?
+                    .into_iter()
+                    .map(resolve),
+            );
+            self.deny_write.extend(
+                strings(fs.get("denyWrite"), "filesystem.denyWrite", &bad)?
+                    .into_iter()
+                    .map(resolve),
+            );
+            self.secret_paths.extend(
+                strings(fs.get("denyRead"), "filesystem.denyRead", &bad)?
+                    .into_iter()
+                    .map(|p| resolve(p).display().to_string()),
+            );
+            for key in fs.keys() {
+                if !["allowWrite", "denyWrite", "denyRead"].contains(&key.as_str()) {
+                    tracing::warn!(file = %path.display(), "sandbox.filesystem.{key} is not supported by wavesh; ignored");
+                }
+            }
+        }
+        if let Some(network) = sandbox.get("network").and_then(|n| n.as_object()) {
+            // wavesh has no proxy: the network is off in the sandbox, whatever the domain
+            // lists say; unix sockets stay closed too.
+            for key in network.keys() {
+                tracing::warn!(file = %path.display(), "sandbox.network.{key} is not supported by wavesh (the sandbox has no network at all); ignored");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn strings(
+    value: Option<&serde_json::Value>,
+    key: &str,
+    bad: &dyn Fn(String) -> SandboxSettingsError,
+) -> Result<Vec<String>, SandboxSettingsError> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad(format!("`sandbox.{key}` must hold strings, not {item}")))
+            })
+            .collect(),
+        Some(other) => Err(bad(format!(
+            "`sandbox.{key}` must be a list of strings, not {other}"
+        ))),
+    }
+}
+
+/// A settings path: `~/` is the home, `//` the root, an absolute path is itself, any
+/// other is relative to the workspace.
+fn resolve_path(text: &str, root: &Path, home: Option<&Path>) -> PathBuf {
+    if let (Some(rest), Some(home)) = (text.strip_prefix("~/"), home) {
+        return home.join(rest);
+    }
+    if let Some(rest) = text.strip_prefix("//") {
+        return PathBuf::from("/").join(rest);
+    }
+    let path = Path::new(text);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        root.join(path)
+    }
+}
+
+/// A `sandbox` settings object that cannot be used; names the file and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {why}")]
+pub struct SandboxSettingsError {
+    /// The settings file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub why: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sbx_3_claude_sandbox_settings_are_read() {
+        let mut settings = SandboxSettings::default();
+        let text = r#"{"sandbox": {"enabled": true, "excludedCommands": ["docker"],
+            "failIfUnavailable": true,
+            "filesystem": {"allowWrite": ["~/.cache/x", "build"], "denyWrite": ["//etc/y"], "denyRead": ["~/secret"]}}}"#;
+        settings
+            .apply_claude_settings(
+                text,
+                Path::new("/s.json"),
+                Path::new("/ws"),
+                Some(Path::new("/h")),
+                false,
+            )
+            .unwrap();
+        assert_eq!(settings.level, Level::WorkspaceWrite);
+        assert!(
+            settings.auto_allow,
+            "Claude Code's default with enabled: true"
+        );
+        assert!(settings.strict);
+        assert!(settings.is_excluded("/usr/bin/docker"));
+        assert!(!settings.is_excluded("dockerd"));
+        assert_eq!(
+            settings.allow_write,
+            [PathBuf::from("/h/.cache/x"), "/ws/build".into()]
+        );
+        assert_eq!(settings.deny_write, [PathBuf::from("/etc/y")]);
+        assert!(
+            settings
+                .secrets(Some(Path::new("/h")))
+                .paths
+                .contains(&PathBuf::from("/h/secret"))
+        );
+
+        let mut given = SandboxSettings::default();
+        given
+            .apply_claude_settings(
+                r#"{"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false}}"#,
+                Path::new("/s.json"),
+                Path::new("/ws"),
+                None,
+                true,
+            )
+            .unwrap();
+        assert_eq!(given.level, Level::Off, "the command line's level stands");
+        assert!(!given.auto_allow);
+    }
+
+    #[test]
+    fn sbx_3_bad_sandbox_settings_name_the_key() {
+        let mut settings = SandboxSettings::default();
+        let error = settings
+            .apply_claude_settings(
+                r#"{"sandbox": {"enabled": "yes"}}"#,
+                Path::new("/s.json"),
+                Path::new("/ws"),
+                None,
+                false,
+            )
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/s.json: `sandbox.enabled` must be true or false, not \"yes\""
+        );
+        let error = settings
+            .apply_claude_settings(
+                r#"{"sandbox": {"excludedCommands": "docker"}}"#,
+                Path::new("/s.json"),
+                Path::new("/ws"),
+                None,
+                false,
+            )
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("`sandbox.excludedCommands` must be a list of strings")
+        );
+    }
+}

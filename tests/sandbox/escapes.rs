@@ -1,0 +1,579 @@
+//! The escape suite (SBX-2): for each sandboxed level, direct and through the supervisor,
+//! every attack is refused, prints no marker secret, changes no file, reaches no
+//! listener; the model text of the direct run is snapshotted per level.
+//!
+//! Each attack prints ESCAPED only if it succeeded.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::process::{Child, Command, Stdio};
+
+use wavesh_exec::sandbox::Level;
+
+use crate::{Fixture, HOME_SECRETS, WORKSPACE_SECRETS, configurations, enforced_or_skip};
+
+/// Runs `attacks` in every configuration; returns the transcript of the direct run of
+/// `level`, after checking that nothing escaped.
+async fn run_attacks(
+    fixture: &Fixture,
+    level: Level,
+    supervised: bool,
+    attacks: &[(&str, String)],
+    redact: &dyn Fn(&str) -> String,
+) -> String {
+    let session = fixture.session(level, supervised);
+    let before = fixture.snapshot();
+    let mut transcript = String::new();
+    for (name, command) in attacks {
+        let result = fixture.run(&session, command).await;
+        let what = format!("{level} supervised={supervised} {name}: {}", result.text);
+        assert!(!result.text.contains("ESCAPED"), "escaped: {what}");
+        assert!(
+            !result.text.contains(&fixture.marker),
+            "a secret was printed: {what}"
+        );
+        assert_eq!(fixture.snapshot(), before, "files changed: {what}");
+        transcript.push_str(&format!(
+            "### {name}\n$ {}\n{}\n\n",
+            redact(command),
+            redact(&result.text)
+        ));
+    }
+    session.shutdown().await;
+    transcript
+}
+
+/// Snapshots the direct transcript of each level and runs the supervised ones too.
+async fn each_configuration(
+    fixture: &Fixture,
+    snapshot: &str,
+    attacks: &[(&str, String)],
+    redact: &dyn Fn(&str) -> String,
+) {
+    for (level, supervised) in configurations() {
+        if !enforced_or_skip(level) {
+            return;
+        }
+        let transcript = run_attacks(fixture, level, supervised, attacks, redact).await;
+        if !supervised {
+            insta::assert_snapshot!(format!("{snapshot}-{}", level.name()), transcript);
+        }
+    }
+}
+
+#[tokio::test]
+async fn sbx_2_writes_outside_are_refused() {
+    let f = Fixture::new();
+    let (ws, out, home) = (f.ws.display(), f.outside.display(), f.home.display());
+    std::os::unix::fs::symlink(f.outside.join("victim.txt"), f.ws.join("planted-link")).unwrap();
+    let shm = format!("/dev/shm/wavesh-sbx-{}", crate::util::unique());
+    let attacks: Vec<(&str, String)> = vec![
+        ("plain", format!("echo pwned > {out}/plain && echo ESCAPED")),
+        ("overwrite", format!("echo pwned > {out}/victim.txt && echo ESCAPED")),
+        ("home", format!("echo evil >> {home}/.bashrc && echo ESCAPED")),
+        ("planted symlink", "echo pwned > planted-link && echo ESCAPED".into()),
+        (
+            "hardlink",
+            format!("ln {out}/victim.txt hl && echo pwned >> hl && echo ESCAPED"),
+        ),
+        ("rename in", format!("mv {out}/victim.txt ./stolen && echo ESCAPED")),
+        ("rename out", format!("mv README.md {out}/ && echo ESCAPED")),
+        ("mkfifo", format!("mkfifo {out}/fifo && echo ESCAPED")),
+        (
+            "socket file",
+            format!(
+                "python3 -c \"import socket\ntry:\n s = socket.socket(socket.AF_UNIX); s.bind('{out}/sock'); print('ESCAPED')\nexcept OSError as e: print('refused:', e.strerror)\""
+            ),
+        ),
+        ("dev shm", format!("echo pwned > {shm} && echo ESCAPED")),
+        (
+            "proc self fd",
+            format!("exec 3< {out}/victim.txt; echo pwned > /proc/self/fd/3 && echo ESCAPED"),
+        ),
+        (
+            "git hook",
+            "echo 'echo evil' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo ESCAPED".into(),
+        ),
+        (
+            "git config",
+            "git config core.hooksPath /tmp/evil && echo ESCAPED; echo '[core]' >> .git/config && echo ESCAPED".into(),
+        ),
+        (
+            "claude settings",
+            "echo '{\"permissions\":{\"allow\":[\"Bash(*)\"]}}' > .claude/settings.local.json && echo ESCAPED; rm -rf .claude && echo ESCAPED".into(),
+        ),
+    ];
+    let redact = |text: &str| f.redact(text).replace(&shm, "/dev/shm/[SHM]");
+    each_configuration(&f, "writes-outside", &attacks, &redact).await;
+    assert!(!std::path::Path::new(&shm).exists(), "{shm} was made");
+    let _ = ws;
+}
+
+#[tokio::test]
+async fn sbx_2_secrets_cannot_be_read() {
+    let f = Fixture::new();
+    let home = f.home.display();
+    let absolute: Vec<String> = HOME_SECRETS
+        .iter()
+        .map(|s| format!("{home}/{s}"))
+        .chain(WORKSPACE_SECRETS.iter().map(|s| s.to_string()))
+        .collect();
+    std::fs::create_dir_all(f.ws.join("links")).unwrap();
+    for (i, secret) in HOME_SECRETS.iter().enumerate() {
+        std::os::unix::fs::symlink(f.home.join(secret), f.ws.join(format!("links/{i}"))).unwrap();
+    }
+    std::fs::hard_link(f.home.join(".aws/credentials"), f.ws.join("notes.txt")).unwrap();
+    std::fs::hard_link(f.home.join(".ssh/id_rsa"), f.ws.join("key-backup")).unwrap();
+    let attacks: Vec<(&str, String)> = vec![
+        (
+            "absolute paths",
+            format!("cat {} 2>&1 | sort", absolute.join(" ")),
+        ),
+        (
+            "globs",
+            format!(
+                "cat {home}/.ss?/* {home}/.aws/cred* {home}/.config/*/hosts.yml .env* *.pem *.key 2>&1 | sort"
+            ),
+        ),
+        (
+            "cd-relative",
+            format!(
+                "(cd {home}/.ssh && cat id_rsa); (cd {home}/.aws && cat ./credentials); (cd {}/src && cat ../.env)",
+                f.ws.display()
+            ),
+        ),
+        ("planted symlinks", "cat links/* 2>&1 | sort".into()),
+        ("planted hardlinks", "cat notes.txt key-backup".into()),
+        (
+            "git show",
+            format!(
+                "git -C {home}/.password-store show HEAD:token; git -C {home}/.password-store log -p | grep -c MARKER"
+            ),
+        ),
+    ];
+    let redact = |text: &str| f.redact(text);
+    each_configuration(&f, "secret-reads", &attacks, &redact).await;
+}
+
+/// Another process's environment (the host's, an agent's) cannot be read through
+/// `/proc/<pid>/environ`.
+#[tokio::test]
+#[ignore = "known gap: on this kernel Landlock refuses ptrace attach but not the ptrace-read \
+            access of /proc/<pid>/environ; closing it needs a PID namespace with its own /proc \
+            (docs/sandbox.md)"]
+async fn sbx_2_host_environ_cannot_be_read() {
+    let f = Fixture::new();
+    let mut host = Command::new("sleep")
+        .arg("60")
+        .env("HOST_SECRET", format!("{}-host-environ", f.marker))
+        .spawn()
+        .unwrap();
+    let attack = format!(
+        "cat /proc/{}/environ | tr '\\0' '\\n' | grep HOST_SECRET",
+        host.id()
+    );
+    let mut leaked = Vec::new();
+    for (level, supervised) in configurations() {
+        let session = f.session(level, supervised);
+        let result = f.run(&session, &attack).await;
+        session.shutdown().await;
+        if result.text.contains(&f.marker) {
+            leaked.push(format!("{level} supervised={supervised}"));
+        }
+    }
+    host.kill().unwrap();
+    host.wait().unwrap();
+    assert!(
+        leaked.is_empty(),
+        "read another process's environment: {leaked:?}"
+    );
+}
+
+/// Credentials in the environment (`/proc/self/environ` included) are removed, and a
+/// value found elsewhere is masked in the model text (SBX-2). Through the binary, whose
+/// environment the test sets.
+#[test]
+fn sbx_2_environment_is_scrubbed_and_values_masked() {
+    if !enforced_or_skip(Level::ReadOnly) {
+        return;
+    }
+    let ws = crate::util::Workspace::new();
+    let token = format!("ghp_{}", crate::util::digit_marker());
+    std::fs::write(ws.root.join("found.txt"), format!("token={token}\n")).unwrap();
+    for level in ["read-only", "workspace-write"] {
+        let mut command = ws.wavesh();
+        command
+            .env("GITHUB_TOKEN", &token)
+            .env("MY_API_KEY", "key-value-long-enough")
+            .env("SSH_AUTH_SOCK", "/tmp/agent.sock")
+            .env("KEEP_ME", "visible")
+            .args(["run", "--sandbox", level, "--"])
+            .arg("cat /proc/self/environ | tr '\\0' '\\n' | grep -E 'TOKEN|API_KEY|SSH_AUTH|KEEP'; cat found.txt");
+        let run = crate::util::Run::of(command);
+        let stdout = run.stdout();
+        assert!(!stdout.contains(&token), "{run}");
+        assert!(!stdout.contains("key-value-long-enough"), "{run}");
+        assert!(!stdout.contains("SSH_AUTH_SOCK"), "{run}");
+        assert_eq!(
+            stdout, "KEEP_ME=visible\ntoken=[scrubbed $GITHUB_TOKEN]\n",
+            "{level}: {run}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sbx_2_no_network() {
+    let f = Fixture::new();
+    let tcp4 = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp4.set_nonblocking(true).unwrap();
+    let tcp6 = TcpListener::bind("[::1]:0").ok();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let agent_path = f.outside.join("agent.sock");
+    let agent = UnixListener::bind(&agent_path).unwrap();
+    agent.set_nonblocking(true).unwrap();
+    let p4 = tcp4.local_addr().unwrap().port();
+    let pu = udp.local_addr().unwrap().port();
+    let py = |body: String| {
+        format!(
+            "python3 -c \"import socket\ntry:\n{body}\n print('ESCAPED')\nexcept OSError as e: print('refused:', e.strerror)\""
+        )
+    };
+    let mut attacks: Vec<(&str, String)> = vec![
+        (
+            "dev tcp",
+            format!("exec 3<>/dev/tcp/127.0.0.1/{p4} && echo ESCAPED"),
+        ),
+        (
+            "tcp v4",
+            py(format!(" socket.create_connection(('127.0.0.1', {p4}), 2)")),
+        ),
+        (
+            "dev udp",
+            format!("echo leak > /dev/udp/127.0.0.1/{pu} && echo ESCAPED"),
+        ),
+        (
+            "udp",
+            py(format!(
+                " socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {pu}))"
+            )),
+        ),
+        (
+            "dns query",
+            py(format!(
+                " q = bytes.fromhex('abcd01000001000000000000076578616d706c6503636f6d0000010001')\n socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ('127.0.0.1', {pu}))"
+            )),
+        ),
+        (
+            "resolver",
+            "getent hosts example.com && echo ESCAPED".into(),
+        ),
+        (
+            "raw socket",
+            py(" socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)".into()),
+        ),
+        (
+            "unix socket outside",
+            py(format!(
+                " socket.socket(socket.AF_UNIX).connect('{}')",
+                agent_path.display()
+            )),
+        ),
+        (
+            "netlink",
+            py(" socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)".into()),
+        ),
+    ];
+    let p6 = tcp6.as_ref().map(|l| l.local_addr().unwrap().port());
+    if let Some(p6) = p6 {
+        attacks.push((
+            "tcp v6",
+            py(format!(" socket.create_connection(('::1', {p6}), 2)")),
+        ));
+    } else {
+        println!("SKIPPED: tcp v6 attack: this machine has no ::1");
+    }
+    let redact = |text: &str| {
+        let mut text = f
+            .redact(text)
+            .replace(&format!("/{p4}"), "/[PORT]")
+            .replace(&format!(", {p4})"), ", [PORT])");
+        text = text
+            .replace(&format!("/{pu}"), "/[PORT]")
+            .replace(&format!(", {pu})"), ", [PORT])");
+        if let Some(p6) = p6 {
+            text = text.replace(&format!(", {p6})"), ", [PORT])");
+        }
+        text
+    };
+    each_configuration(&f, "network", &attacks, &redact).await;
+    assert!(tcp4.accept().is_err(), "a TCP v4 connection came through");
+    if let Some(tcp6) = &tcp6 {
+        tcp6.set_nonblocking(true).unwrap();
+        assert!(tcp6.accept().is_err(), "a TCP v6 connection came through");
+    }
+    let mut buf = [0u8; 64];
+    assert!(
+        udp.recv_from(&mut buf).is_err(),
+        "a UDP datagram came through"
+    );
+    assert!(
+        agent.accept().is_err(),
+        "the unix socket outside was reached"
+    );
+}
+
+/// A pty held by the test: its slave's name, and what reached it.
+struct Terminal {
+    child: Child,
+    name: String,
+}
+
+impl Terminal {
+    fn open() -> Terminal {
+        let script = r#"import os, pty, select, sys, time
+m, s = pty.openpty()
+print(os.ttyname(s), flush=True)
+got = b''
+end = time.time() + float(sys.argv[1])
+try:
+    while time.time() < end:
+        r, _, _ = select.select([m, s], [], [], 0.1)
+        for fd in r:
+            got += os.read(fd, 100)
+except KeyboardInterrupt:
+    pass
+print('GOT', got, flush=True)
+"#;
+        let mut child = Command::new("python3")
+            .args(["-c", script, "20"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let name = line.trim().to_owned();
+        assert!(
+            name.starts_with("/dev/"),
+            "the pty holder did not start: {name:?}"
+        );
+        Terminal { child, name }
+    }
+
+    /// Ends the holder and returns what reached the terminal.
+    fn received(mut self) -> String {
+        let _ = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status();
+        let mut rest = String::new();
+        self.child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_to_string(&mut rest)
+            .unwrap();
+        let _ = self.child.wait();
+        rest
+    }
+}
+
+#[tokio::test]
+async fn sbx_2_no_signal_ptrace_or_typing_outside() {
+    let f = Fixture::new();
+    let mut unrelated = Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = unrelated.id();
+    let host = std::process::id();
+    let terminal = Terminal::open();
+    let tty = terminal.name.clone();
+    let attacks: Vec<(&str, String)> = vec![
+        ("signal the host", format!("kill -0 {host} && echo ESCAPED")),
+        (
+            "signal an unrelated process",
+            format!("kill -TERM {pid} && echo ESCAPED"),
+        ),
+        (
+            "ptrace",
+            format!(
+                "python3 -c \"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.ptrace(16, {pid}, 0, 0)\nprint('ESCAPED' if r == 0 else 'refused: errno %d' % ctypes.get_errno())\""
+            ),
+        ),
+        (
+            "typing into the host's terminal",
+            format!(
+                "python3 -c \"import fcntl, termios\ntry:\n fd = open('{tty}', 'rb')\n for c in b'ESCAPED': fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))\n print('typed')\nexcept OSError as e: print('refused:', e.strerror)\""
+            ),
+        ),
+    ];
+    let redact = |text: &str| {
+        f.redact(text)
+            .replace(&tty, "[TTY]")
+            .replace(&pid.to_string(), "[PID]")
+            .replace(&host.to_string(), "[HOST]")
+    };
+    each_configuration(&f, "processes", &attacks, &redact).await;
+    let received = terminal.received();
+    assert!(
+        !received.contains("ESCAPED"),
+        "typed into the terminal: {received}"
+    );
+    assert!(
+        unrelated.try_wait().unwrap().is_none(),
+        "the unrelated process was signalled"
+    );
+    unrelated.kill().unwrap();
+    unrelated.wait().unwrap();
+}
+
+/// No controlling terminal and no descriptor beyond 0-2 (SBX-2, PROC-3). These hold
+/// once every spawn starts a new session and closes inherited descriptors.
+#[tokio::test]
+async fn sbx_2_no_terminal_and_no_inherited_descriptor() {
+    let f = Fixture::new();
+    for (level, supervised) in configurations() {
+        if !enforced_or_skip(level) {
+            return;
+        }
+        let session = f.session(level, supervised);
+        let tty = f
+            .run(
+                &session,
+                "( : </dev/tty ) 2>/dev/null && echo has-terminal || echo no-terminal",
+            )
+            .await;
+        assert_eq!(tty.text, "no-terminal", "{level} supervised={supervised}");
+        // `ls` opens the directory as descriptor 3 itself.
+        let fds = f.run(&session, "ls /proc/self/fd | tr '\\n' ' '").await;
+        assert_eq!(
+            fds.text.trim(),
+            "0 1 2 3",
+            "{level} supervised={supervised}"
+        );
+        session.shutdown().await;
+    }
+}
+
+/// The control: the same attacks work without the sandbox, so the suite tests the
+/// sandbox and not a broken attack.
+#[tokio::test]
+async fn sbx_2_attacks_work_without_the_sandbox() {
+    let f = Fixture::new();
+    let session = f.session(Level::Off, false);
+    let home = f.home.display();
+    let cat = f.run(&session, &format!("cat {home}/.ssh/id_rsa")).await;
+    assert!(cat.text.contains(&f.marker), "{}", cat.text);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tcp = f
+        .run(
+            &session,
+            &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+        )
+        .await;
+    assert_eq!(tcp.text, "connected");
+    let write = f
+        .run(
+            &session,
+            &format!("echo x > {}/made && echo made", f.outside.display()),
+        )
+        .await;
+    assert_eq!(write.text, "made");
+    let terminal = Terminal::open();
+    let typed = f
+        .run(
+            &session,
+            &format!("python3 -c \"import fcntl, termios\nfd = open('{}', 'rb')\nfor c in b'TYPED': fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))\"", terminal.name),
+        )
+        .await;
+    let received = terminal.received();
+    if typed.exit_code == Some(0) {
+        assert!(received.contains("TYPED"), "{received}");
+    } else {
+        // Linux 6.2+ with dev.tty.legacy_tiocsti=0 refuses TIOCSTI to everyone but
+        // CAP_SYS_ADMIN: the sandbox's refusal is then not the only one.
+        println!(
+            "SKIPPED: TIOCSTI control: refused here even without the sandbox: {}",
+            typed.text
+        );
+    }
+    session.shutdown().await;
+}
+
+/// The read rules are reused between commands only while nothing they were made from
+/// changed: a hardlink to a secret or a `.env` planted between two commands is hidden
+/// from the second.
+#[tokio::test]
+async fn sbx_2_a_secret_planted_between_commands_is_hidden() {
+    if !enforced_or_skip(Level::ReadOnly) {
+        return;
+    }
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, false);
+    let first = f.run(&session, "cat README.md").await;
+    assert_eq!(first.text, "hello");
+    std::fs::hard_link(f.home.join(".netrc"), f.ws.join("later.txt")).unwrap();
+    crate::write(
+        &f.ws.join(".env.local"),
+        &format!("{}-later-env\n", f.marker),
+    );
+    let second = f
+        .run(&session, "cat later.txt .env.local; cat README.md")
+        .await;
+    assert!(!second.text.contains(&f.marker), "{}", second.text);
+    assert!(second.text.contains("hello"), "{}", second.text);
+    session.shutdown().await;
+}
+
+/// SBX-2: a command run as root cannot change the machine's own state, which Landlock does
+/// not cover: the clock, the host name, mounts (the read-only binds of workspace-write
+/// included). Each probe asks the kernel for a change that would be harmless if it went
+/// through (the clock set to now, the host name to itself, a mount on a path that does
+/// not exist) and prints the error: EPERM is the sandbox's refusal.
+#[tokio::test]
+async fn sbx_2_no_change_to_the_machine() {
+    let f = Fixture::new();
+    let probe = |call: &str| {
+        format!(
+            "python3 -c \"import ctypes, os, errno\nlibc = ctypes.CDLL(None, use_errno=True)\n{call}\ne = ctypes.get_errno()\nprint('refused' if r != 0 and e == errno.EPERM else 'ESCAPED: %d %s' % (r, errno.errorcode.get(e, e)))\""
+        )
+    };
+    let attacks: Vec<(&str, String)> = vec![
+        (
+            "set the clock",
+            probe(
+                "import time\nclass T(ctypes.Structure): _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]\nnow = time.time()\nr = libc.clock_settime(0, ctypes.byref(T(int(now), 0)))",
+            ),
+        ),
+        (
+            "set the host name",
+            probe("name = os.uname().nodename.encode()\nr = libc.sethostname(name, len(name))"),
+        ),
+        (
+            "mount",
+            probe("r = libc.mount(b'none', b'/nonexistent-wavesh-mnt', b'tmpfs', 0, None)"),
+        ),
+        (
+            "unmount",
+            probe("r = libc.umount2(b'/nonexistent-wavesh-mnt', 0)"),
+        ),
+    ];
+    for (level, supervised) in configurations() {
+        if !enforced_or_skip(level) {
+            return;
+        }
+        let session = f.session(level, supervised);
+        for (name, command) in &attacks {
+            let result = f.run(&session, command).await;
+            assert!(
+                result.text.contains("refused") && !result.text.contains("ESCAPED"),
+                "{} (supervised: {supervised}) {name}: {}",
+                level.name(),
+                result.text
+            );
+        }
+        session.shutdown().await;
+    }
+}

@@ -1,0 +1,252 @@
+//! The sandbox suite (SBX): attacks a wrong approval could let through must fail at both
+//! sandboxed levels, everyday work must still work at `workspace-write`, and the
+//! project's own must-not corpus, run as if approved, must leave everything unchanged.
+//!
+//! Every attack runs in a throwaway base directory: a workspace, a fake HOME holding
+//! marker secrets, a directory "outside" and the private files. Network attacks aim at
+//! listeners on loopback only; processes the tests start are ended by the tests.
+//!
+//! `cargo nextest run -p wavesh --test sandbox` runs it.
+#![cfg(target_os = "linux")]
+#![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
+#![allow(clippy::print_stdout, reason = "tests say SKIPPED with their reason")]
+
+#[path = "../../crates/cli/tests/it/util.rs"]
+#[allow(dead_code)]
+mod util;
+
+mod escapes;
+mod everyday;
+mod harm;
+
+use std::path::{Path, PathBuf};
+
+use wavesh_exec::sandbox::{Level, support};
+use wavesh_tool::{BashInput, BashResult, CallContext, SandboxSettings, Session, ToolConfig};
+
+/// The secret files of the fake HOME (relative to it) and of the workspace, each holding
+/// its own marker.
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh/id_rsa",
+    ".ssh/config",
+    ".aws/credentials",
+    ".gnupg/private-keys-v1.d/key",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh/hosts.yml",
+    ".docker/config.json",
+    ".kube/config",
+    ".azure/accessTokens.json",
+    ".config/gcloud/credentials.db",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".vault-token",
+    ".bash_history",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+];
+
+/// Secrets by name in the workspace root.
+pub const WORKSPACE_SECRETS: &[&str] = &[".env", ".env.production", "server.pem", "tls.key"];
+
+/// One throwaway world.
+pub struct Fixture {
+    pub base: PathBuf,
+    pub ws: PathBuf,
+    pub home: PathBuf,
+    pub outside: PathBuf,
+    pub private: PathBuf,
+    /// The marker every secret file holds, followed by its own name.
+    pub marker: String,
+}
+
+impl Fixture {
+    #[expect(
+        clippy::new_without_default,
+        reason = "a fixture makes files: not a default"
+    )]
+    pub fn new() -> Fixture {
+        let base = std::fs::canonicalize(std::env::temp_dir())
+            .unwrap()
+            .join(format!("wavesh-sbx-{}", util::unique()));
+        let (ws, home, outside, private) = (
+            base.join("ws"),
+            base.join("home"),
+            base.join("outside"),
+            base.join("private"),
+        );
+        for dir in [&ws, &home, &outside, &private] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let marker = format!("MARKER{}", util::digit_marker());
+        for secret in HOME_SECRETS {
+            write(&home.join(secret), &format!("{marker}-{secret}\n"));
+        }
+        for secret in WORKSPACE_SECRETS {
+            write(&ws.join(secret), &format!("{marker}-{secret}\n"));
+        }
+        write(&ws.join(".env.example"), "EXAMPLE=1\n");
+        write(&ws.join("README.md"), "hello\n");
+        write(&ws.join("src/main.txt"), "code\n");
+        write(&outside.join("victim.txt"), "original\n");
+        git(&ws, &["init", "-q"]);
+        write(&ws.join(".claude/settings.local.json"), "{}\n");
+        // A secret kept in git: the password store.
+        let store = home.join(".password-store");
+        std::fs::create_dir_all(&store).unwrap();
+        write(&store.join("token"), &format!("{marker}-password-store\n"));
+        git(&store, &["init", "-q"]);
+        git(&store, &["add", "token"]);
+        git(
+            &store,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "t",
+            ],
+        );
+        Fixture {
+            base,
+            ws,
+            home,
+            outside,
+            private,
+            marker,
+        }
+    }
+
+    /// A session whose every command runs at `level` (as if approved), direct or through
+    /// the supervisor.
+    pub fn session(&self, level: Level, supervised: bool) -> Session {
+        self.session_with(level, supervised, |_| {})
+    }
+
+    /// [`Fixture::session`] with the configuration adjusted.
+    pub fn session_with(
+        &self,
+        level: Level,
+        supervised: bool,
+        adjust: impl FnOnce(&mut ToolConfig),
+    ) -> Session {
+        let mut config = ToolConfig {
+            sandbox: SandboxSettings {
+                level,
+                read_only_level: false,
+                ..SandboxSettings::default()
+            },
+            ..ToolConfig::default()
+        };
+        adjust(&mut config);
+        let mut builder = Session::builder(&self.ws);
+        builder
+            .private_base(&self.private)
+            .no_login_env()
+            .home(&self.home)
+            .config(config);
+        if supervised {
+            builder.supervisor(util::WAVESH);
+        }
+        builder.build().unwrap()
+    }
+
+    /// Runs `command` and returns the result, failing on a tool error.
+    pub async fn run(&self, session: &Session, command: &str) -> BashResult {
+        session
+            .bash(BashInput::new(command), &CallContext::default())
+            .await
+            .unwrap_or_else(|e| panic!("{command}: {e}"))
+    }
+
+    /// The model text with this fixture's paths and marker replaced, for snapshots.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(&self.ws.display().to_string(), "[WS]")
+            .replace(&self.home.display().to_string(), "[HOME]")
+            .replace(&self.outside.display().to_string(), "[OUT]")
+            .replace(&self.private.display().to_string(), "[PRIVATE]")
+            .replace(&self.base.display().to_string(), "[BASE]")
+            .replace(&self.marker, "[MARKER]")
+    }
+
+    /// Every file under the workspace, HOME and outside, with its bytes: the state a
+    /// harmless command leaves unchanged.
+    pub fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        for root in [&self.ws, &self.home, &self.outside] {
+            walk(root, &mut out);
+        }
+        out.sort();
+        out
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            out.push((path.clone(), b"<dir>".to_vec()));
+            walk(&path, out);
+        } else if kind.is_symlink() {
+            let target = std::fs::read_link(&path).unwrap_or_default();
+            out.push((path, format!("-> {}", target.display()).into_bytes()));
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+}
+
+pub fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?} in {}", dir.display());
+}
+
+/// Whether this machine can enforce every guarantee of `level`; says SKIPPED otherwise.
+pub fn enforced_or_skip(level: Level) -> bool {
+    let missing = support().missing(level);
+    if missing.is_empty() {
+        return true;
+    }
+    util::missing_prerequisite(
+        &format!("the {level} sandbox (missing: {missing:?})"),
+        "Linux 6.12+ with Landlock, seccomp and mount namespaces",
+    );
+    false
+}
+
+/// The sandboxed levels with the two ways of starting a shell.
+pub fn configurations() -> Vec<(Level, bool)> {
+    let mut out = Vec::new();
+    for level in [Level::ReadOnly, Level::WorkspaceWrite] {
+        for supervised in [false, true] {
+            out.push((level, supervised));
+        }
+    }
+    out
+}
