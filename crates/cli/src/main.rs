@@ -482,6 +482,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
     use wavesh_exec::sandbox::{Level, describe_all, probe_namespaces};
     let support = &probe_namespaces();
     let levels = [Level::ReadOnly, Level::WorkspaceWrite];
+    let processes = process_trees();
     if args.json {
         let missing: serde_json::Map<String, serde_json::Value> = levels
             .iter()
@@ -506,6 +507,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
             "cgroup_delegation": support.cgroup_delegation,
             "seatbelt": support.seatbelt,
             "missing": missing,
+            "process_trees": processes,
         });
         printer::stdout_line(&value.to_string());
         return ExitCode::SUCCESS;
@@ -539,6 +541,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
             yes(support.seatbelt)
         ));
     }
+    printer::stdout_line(&format!("process trees: {processes}"));
     for level in levels {
         let missing = support.missing(level);
         if missing.is_empty() {
@@ -548,6 +551,50 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// How a session's process trees are held and ended here, and why (PROC-1, PROC-2).
+fn process_trees() -> String {
+    #[cfg(target_os = "linux")]
+    {
+        let pidfds = wavesh_exec::supervisor::pidfds_supported();
+        let path = match wavesh_exec::cgroup::support() {
+            _ if std::env::var(wavesh_exec::env_vars::WAVESH_CGROUPS)
+                .is_ok_and(|v| matches!(v.as_str(), "0" | "off" | "false" | "no")) =>
+            {
+                "a subreaper per command (per-command cgroups turned off by WAVESH_CGROUPS)"
+                    .to_owned()
+            }
+            wavesh_exec::cgroup::Support::Available {
+                parent,
+                controllers,
+            } => format!(
+                "a cgroup per command under {} (cgroup.kill ends exactly the tree; \
+                 controllers for limits: {}), and a subreaper per command",
+                parent.display(),
+                if controllers.is_empty() {
+                    "none".to_owned()
+                } else {
+                    controllers.join(" ")
+                }
+            ),
+            wavesh_exec::cgroup::Support::Unavailable(why) => {
+                format!("a subreaper per command (no per-command cgroups: {why})")
+            }
+        };
+        format!(
+            "{path}; pidfds: {}",
+            if pidfds {
+                "yes (the supervisor is resumed if a command stops it)"
+            } else {
+                "no (a command that stops its supervisor holds it)"
+            }
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        "process groups (no subreaper or cgroups on this platform)".to_owned()
+    }
 }
 
 /// A fresh session id: time and pid, enough to be unique on one machine.

@@ -949,16 +949,13 @@ fn probe_unshare(flags: libc::c_int) -> bool {
     command.status().is_ok_and(|status| status.success())
 }
 
+/// Whether per-command cgroups can be made here: [`crate::cgroup::support`], the check
+/// the supervisor itself uses.
 fn cgroup_delegation() -> bool {
-    let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else {
-        return false;
-    };
-    let Some(path) = own.lines().find_map(|line| line.strip_prefix("0::")) else {
-        return false;
-    };
-    let dir = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
-    dir.join("cgroup.procs").exists()
-        && rustix::fs::access(&dir, rustix::fs::Access::WRITE_OK).is_ok()
+    matches!(
+        crate::cgroup::support(),
+        crate::cgroup::Support::Available { .. }
+    )
 }
 
 #[cfg(test)]

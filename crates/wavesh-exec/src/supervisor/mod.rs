@@ -88,6 +88,16 @@ const KIND_SIGNAL: u8 = tag::EXIT_SIGNAL;
 /// How long a spawn waits for the helper's answer.
 const SPAWN_ANSWER: Duration = Duration::from_secs(30);
 
+/// Whether this kernel has pidfds (Linux 5.3), which the watchdog needs to resume a
+/// stopped helper or subreaper without signalling a bare pid (PROC-1, PROC-2).
+pub fn pidfds_supported() -> bool {
+    rustix::process::pidfd_open(
+        rustix::process::getpid(),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .is_ok()
+}
+
 /// Runs the helper on fd 0 (the socket to the host). Returns the process exit code.
 /// Call it before anything else starts threads.
 pub fn run_helper() -> i32 {
