@@ -170,6 +170,10 @@ impl Fixture {
             .replace(&self.private.display().to_string(), "[PRIVATE]")
             .replace(&self.base.display().to_string(), "[BASE]")
             .replace(&self.marker, "[MARKER]")
+            // The shell's path is the machine's (`/bin/bash`, or `/usr/bin/bash` first on
+            // PATH): its messages read `bash:` in snapshots.
+            .replace("/usr/bin/bash: ", "bash: ")
+            .replace("/bin/bash: ", "bash: ")
     }
 
     /// Every file under the workspace, HOME and outside, with its bytes: the state a
