@@ -31,6 +31,22 @@ pub mod taskkill;
 mod tasks;
 pub mod winpath;
 
+/// `path` against `cwd` (an absolute `path` stands as it is), with `.` and `..` removed
+/// lexically, without asking the file system.
+pub fn lexical_join(cwd: &std::path::Path, path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for component in cwd.join(path).components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 pub use executor::{
     Backgrounded, Controls, DEFAULT_OUTPUT_CAP, Ending, ExecError, Executor, Finished, Mode,
     OnTimeout, Outcome, PROGRESS_EVERY, PROGRESS_START, Progress, ProgressSink, Request,

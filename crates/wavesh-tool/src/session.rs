@@ -635,18 +635,7 @@ fn default_signaller() -> Arc<dyn Signaller> {
 
 /// `file` relative to `cwd`, lexically normalised.
 pub(crate) fn resolve(cwd: &Path, file: &str) -> PathBuf {
-    let joined = cwd.join(file);
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    wavesh_exec::lexical_join(cwd, Path::new(file))
 }
 
 /// Checks once per session that `binary grep` runs and searches, so a missing or broken

@@ -226,23 +226,7 @@ fn candidate_paths(line: &str) -> Vec<String> {
 }
 
 fn absolute(path: &str, cwd: &Path) -> PathBuf {
-    let path = Path::new(path);
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        cwd.join(path)
-    };
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    crate::lexical_join(cwd, Path::new(path))
 }
 
 #[cfg(test)]

@@ -163,22 +163,7 @@ pub fn protected_paths(root: &Path) -> Protected {
 
 /// `path` made absolute against the current directory, with `.` and `..` removed.
 fn lexical(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    crate::lexical_join(&std::env::current_dir().unwrap_or_default(), path)
 }
 
 fn dedup(paths: &mut Vec<PathBuf>) {
