@@ -61,6 +61,9 @@ pub struct ChildSandbox {
     userns: Option<(u32, u32)>,
     /// Precomputed texts for the user namespace maps.
     maps: Option<Maps>,
+    /// The paths that stay writable when the supervisor isolates the command
+    /// ([`ChildSandbox::isolate`]); `None`: no isolation on this machine.
+    isolation: Option<Vec<CString>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,12 +130,24 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         )
     });
     let maps = userns.map(maps_for);
+    let isolation = support.process_isolation.then(|| {
+        plan.writable_dirs
+            .iter()
+            .chain(
+                plan.writable_files
+                    .iter()
+                    .filter(|f| !f.starts_with("/dev")),
+            )
+            .filter_map(|path| CString::new(path.as_os_str().as_bytes()).ok())
+            .collect()
+    });
     Ok(Some(ChildSandbox {
         ruleset,
         seccomp,
         mounts,
         userns,
         maps,
+        isolation,
     }))
 }
 
@@ -669,6 +684,146 @@ impl ChildSandbox {
         Ok(())
     }
 
+    /// Whether the supervisor should make this command's subreaper the init of a new PID
+    /// namespace and call [`ChildSandbox::isolate`] in it.
+    pub(crate) fn isolates(&self) -> bool {
+        self.isolation.is_some()
+    }
+
+    /// Isolates the calling process, the init of a new PID namespace (the command's
+    /// subreaper, forked by the supervisor), and so the shell it forks next (SBX-2):
+    /// - a mount namespace of its own with a `/proc` of the new PID namespace: no other
+    ///   process's `environ`, `maps`, `cmdline` or `fd` can be opened, whatever the
+    ///   kernel's ptrace checks let through, because no other process is there;
+    /// - every mount read-only but the writable paths, bound onto themselves: a file
+    ///   outside them cannot change its mode, owner, times or extended attributes,
+    ///   which Landlock does not govern;
+    /// - the read-only paths and hidden secrets of the plan.
+    ///
+    /// The Landlock ruleset gets a read rule for the new `/proc` (the host's rules hold
+    /// the host's `/proc`, another file system). The mounts are done here, so the shell
+    /// does not make them again. Returns the host's `/proc`, opened before the new one
+    /// covered it, to tell the host the shell's pid as the host sees it.
+    ///
+    /// Ordinary Rust: the caller is a single-threaded process forked for this.
+    #[allow(unsafe_code)]
+    pub(crate) fn isolate(&mut self) -> io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        let writable = self.isolation.take().unwrap_or_default();
+        let fail = |what: &str| {
+            let error = io::Error::last_os_error();
+            io::Error::new(
+                error.kind(),
+                format!("isolating the command: {what}: {error}"),
+            )
+        };
+        // SAFETY: unshare(2) on this single-threaded process.
+        if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+            return Err(fail("a mount namespace"));
+        }
+        let host_proc = rustix::fs::open(
+            "/proc",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        // SAFETY: mount(2) and mount_setattr(2) on C strings that outlive the calls and
+        // a `mount_attr` on the stack.
+        unsafe {
+            // Nothing mounted here may reach the host's namespace.
+            if libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(fail("making / a slave mount"));
+            }
+            if libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(fail("mounting /proc"));
+            }
+            let mut bound = Vec::new();
+            for path in &writable {
+                if libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) == 0
+                {
+                    bound.push(path);
+                } else if errno() != libc::ENOENT {
+                    return Err(fail(&format!("binding {}", path.to_string_lossy())));
+                }
+            }
+            if mount_setattr(c"/", MOUNT_ATTR_RDONLY, 0) != 0 {
+                return Err(fail("making the mounts read-only"));
+            }
+            for path in bound {
+                if mount_setattr(path, 0, MOUNT_ATTR_RDONLY) != 0 {
+                    return Err(fail(&format!(
+                        "keeping {} writable",
+                        path.to_string_lossy()
+                    )));
+                }
+            }
+            for op in &self.mounts {
+                apply_mount(op).map_err(|errno| {
+                    let error = io::Error::from_raw_os_error(errno);
+                    io::Error::new(
+                        error.kind(),
+                        format!(
+                            "isolating the command: mounting over {}: {error}",
+                            op.path.to_string_lossy()
+                        ),
+                    )
+                })?;
+            }
+        }
+        self.mounts.clear();
+        self.userns = None;
+        self.maps = None;
+        if let Some(ruleset) = &self.ruleset {
+            let proc = rustix::fs::open(
+                "/proc",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            #[repr(C, packed)]
+            struct PathBeneathAttr {
+                allowed_access: u64,
+                parent_fd: i32,
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: LANDLOCK_ACCESS_FS_READ_FILE,
+                parent_fd: proc.as_raw_fd(),
+            };
+            // SAFETY: landlock_add_rule with a live attribute of the kernel's layout.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    1u32, // LANDLOCK_RULE_PATH_BENEATH
+                    &attr as *const PathBeneathAttr,
+                    0u32,
+                )
+            };
+            if rc != 0 {
+                return Err(fail("a read rule for /proc"));
+            }
+        }
+        Ok(host_proc)
+    }
+
     #[allow(unsafe_code)]
     unsafe fn enter_mount_namespace(&self) -> Result<(), i32> {
         // SAFETY: system calls on C strings owned by `self`.
@@ -699,6 +854,41 @@ impl ChildSandbox {
             }
         }
         Ok(())
+    }
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: u32 = 0x8000;
+const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
+
+/// The kernel's `struct mount_attr`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// mount_setattr(2) on the mount at `path` and every mount below it.
+#[allow(unsafe_code)]
+unsafe fn mount_setattr(path: &std::ffi::CStr, set: u64, clear: u64) -> libc::c_long {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: a C string and a live `mount_attr` of the size given.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            size_of::<MountAttr>(),
+        )
     }
 }
 
@@ -803,6 +993,18 @@ pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<Raw
         out.extend_from_slice(&(path.len() as u32).to_le_bytes());
         out.extend_from_slice(path);
     }
+    match &child.isolation {
+        Some(writable) => {
+            out.push(1);
+            out.extend_from_slice(&(writable.len() as u32).to_le_bytes());
+            for path in writable {
+                let path = path.as_bytes();
+                out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+                out.extend_from_slice(path);
+            }
+        }
+        None => out.push(0),
+    }
     (out, child.ruleset.as_ref().map(AsRawFd::as_raw_fd))
 }
 
@@ -858,6 +1060,19 @@ pub(crate) fn decode_child(
             keep: u64::from_le_bytes(keep),
         });
     }
+    let isolation = if take(1, "isolation flag")?[0] == 1 {
+        let count = u32_of(take(4, "writable count")?);
+        let mut writable = Vec::new();
+        for _ in 0..count {
+            let len = u32_of(take(4, "path length")?) as usize;
+            writable.push(
+                CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))?,
+            );
+        }
+        Some(writable)
+    } else {
+        None
+    };
     if let Some(filter) = seccomp {
         program(filter)?;
     }
@@ -867,6 +1082,7 @@ pub(crate) fn decode_child(
         mounts,
         maps: userns.map(maps_for),
         userns,
+        isolation,
     }))
 }
 
@@ -883,6 +1099,7 @@ pub(crate) fn probe() -> Support {
         user_namespace: None,
         network_namespace: None,
         cgroup_delegation: cgroup_delegation(),
+        process_isolation: process_isolation(),
         platform: "linux",
         seatbelt: false,
     }
@@ -949,6 +1166,32 @@ fn probe_unshare(flags: libc::c_int) -> bool {
     command.status().is_ok_and(|status| status.success())
 }
 
+/// Whether the supervisor can isolate a command ([`ChildSandbox::isolate`]): as root
+/// (a PID namespace needs CAP_SYS_ADMIN; inside a user namespace the mounts it inherits
+/// would be locked), with PID and mount namespaces and `mount_setattr` (Linux 5.12).
+#[allow(unsafe_code)]
+fn process_isolation() -> bool {
+    if rustix::process::geteuid().as_raw() != 0 {
+        return false;
+    }
+    // SAFETY: mount_setattr on an invalid descriptor only returns an error; ENOSYS says
+    // the kernel lacks the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            -1,
+            c"".as_ptr(),
+            0u32,
+            std::ptr::null::<u8>(),
+            0usize,
+        )
+    };
+    if rc != 0 && errno() == libc::ENOSYS {
+        return false;
+    }
+    probe_unshare(libc::CLONE_NEWPID | libc::CLONE_NEWNS)
+}
+
 /// Whether per-command cgroups can be made here: [`crate::cgroup::support`], the check
 /// the supervisor itself uses.
 fn cgroup_delegation() -> bool {
@@ -1011,6 +1254,10 @@ mod tests {
             }],
             userns: Some((1000, 1001)),
             maps: None,
+            isolation: Some(vec![
+                CString::new("/ws").unwrap(),
+                CString::new("/p/out").unwrap(),
+            ]),
         };
         let (bytes, fd) = encode_child(Some(&child));
         assert!(fd.is_none());
@@ -1020,6 +1267,7 @@ mod tests {
         assert_eq!(back.mounts, child.mounts);
         assert_eq!(back.userns, child.userns);
         assert_eq!(back.seccomp, child.seccomp);
+        assert_eq!(back.isolation, child.isolation);
         assert_eq!(back.maps.unwrap().uid_map.as_bytes(), b"1000 1000 1\n");
         assert!(decode_child(&[0], || unreachable!()).unwrap().is_none());
         assert!(decode_child(&[1, 0, 9, 0, 0, 0, 0, 0], || unreachable!()).is_err());

@@ -138,6 +138,12 @@ pub enum Guarantee {
     /// `.git/hooks`, `.git/config`, `.claude/` stay read-only inside writable directories,
     /// and secrets inside them stay hidden (a private mount namespace).
     ProtectedPaths,
+    /// No other process's environment, memory map or command line can be read: the
+    /// command sees only its own tree (a PID namespace with its own `/proc`).
+    OtherProcesses,
+    /// No file outside the writable paths changes its mode, owner, times or extended
+    /// attributes (read-only mounts: Landlock does not govern these calls).
+    FileMetadata,
 }
 
 impl Guarantee {
@@ -152,6 +158,10 @@ impl Guarantee {
             Guarantee::ProtectedPaths => {
                 ".git/hooks, .git/config and .claude/ read-only, and secrets hidden, inside the writable directories"
             }
+            Guarantee::OtherProcesses => "other processes' environments and memory unreadable",
+            Guarantee::FileMetadata => {
+                "no change of modes, owners, times or extended attributes outside the writable paths"
+            }
         }
     }
 
@@ -162,6 +172,12 @@ impl Guarantee {
             Guarantee::Network => "seccomp",
             Guarantee::Signals | Guarantee::AbstractSockets => "Landlock ABI 6 (Linux 6.12)",
             Guarantee::ProtectedPaths => "a mount namespace (root or user namespaces)",
+            Guarantee::OtherProcesses => {
+                "a PID namespace with its own /proc, made by the supervisor (root)"
+            }
+            Guarantee::FileMetadata => {
+                "read-only mounts in the command's own mount namespace, made by the supervisor (root, Linux 5.12)"
+            }
         }
     }
 }
@@ -184,6 +200,10 @@ pub struct Support {
     pub network_namespace: Option<bool>,
     /// cgroup v2 is mounted and this process may create child groups in its own.
     pub cgroup_delegation: bool,
+    /// The supervisor can put each command in a PID namespace of its own, with its own
+    /// `/proc`, and mount everything outside the writable paths read-only (root, PID
+    /// namespaces, `mount_setattr`).
+    pub process_isolation: bool,
     /// The platform: `linux`, `macos`, ...
     pub platform: &'static str,
     /// macOS: `sandbox-exec` exists.
@@ -216,6 +236,9 @@ impl Support {
         if level == Level::WorkspaceWrite && !self.mount_namespace {
             missing.push(Guarantee::ProtectedPaths);
         }
+        if !self.process_isolation {
+            missing.extend([Guarantee::OtherProcesses, Guarantee::FileMetadata]);
+        }
         missing
     }
 }
@@ -228,6 +251,8 @@ fn all_guarantees() -> &'static [Guarantee] {
         Guarantee::Signals,
         Guarantee::AbstractSockets,
         Guarantee::ProtectedPaths,
+        Guarantee::OtherProcesses,
+        Guarantee::FileMetadata,
     ]
 }
 
@@ -289,9 +314,19 @@ pub struct Prepared {
 }
 
 /// Builds the sandbox of `plan`. With guarantees missing it logs them once per process
-/// and runs with the rest, or refuses when `strict`.
-pub fn prepare(plan: Plan, strict: bool) -> Result<Prepared, SandboxError> {
-    let missing = support().missing(plan.level);
+/// and runs with the rest, or refuses when `strict`. `isolating`: the spawner enters the
+/// process isolation of [`Support::process_isolation`] (the supervisor does; a shell
+/// spawned directly by the host cannot, since it needs a process of its own as the PID
+/// namespace's init).
+pub fn prepare(plan: Plan, strict: bool, isolating: bool) -> Result<Prepared, SandboxError> {
+    let mut missing = support().missing(plan.level);
+    if !isolating && plan.level != Level::Off && support().platform == "linux" {
+        for guarantee in [Guarantee::OtherProcesses, Guarantee::FileMetadata] {
+            if !missing.contains(&guarantee) {
+                missing.push(guarantee);
+            }
+        }
+    }
     if !missing.is_empty() {
         if strict {
             return Err(SandboxError::Unavailable {
@@ -310,14 +345,16 @@ pub fn prepare(plan: Plan, strict: bool) -> Result<Prepared, SandboxError> {
 }
 
 fn log_missing_once(level: Level, missing: &[Guarantee]) {
-    static LOGGED: std::sync::Mutex<Vec<Level>> = std::sync::Mutex::new(Vec::new());
+    static LOGGED: std::sync::Mutex<Vec<(Level, Vec<Guarantee>)>> =
+        std::sync::Mutex::new(Vec::new());
     let mut logged = LOGGED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if logged.contains(&level) {
+    let key = (level, missing.to_vec());
+    if logged.contains(&key) {
         return;
     }
-    logged.push(level);
+    logged.push(key);
     for guarantee in missing {
         tracing::warn!(
             level = level.name(),
@@ -434,6 +471,7 @@ mod tests {
             user_namespace: None,
             network_namespace: None,
             cgroup_delegation: false,
+            process_isolation: true,
             platform: "linux",
             seatbelt: false,
         };
@@ -442,18 +480,26 @@ mod tests {
         let old = Support {
             landlock_abi: 3,
             mount_namespace: false,
+            process_isolation: false,
             ..full.clone()
         };
         assert_eq!(
             old.missing(Level::ReadOnly),
-            [Guarantee::Signals, Guarantee::AbstractSockets]
+            [
+                Guarantee::Signals,
+                Guarantee::AbstractSockets,
+                Guarantee::OtherProcesses,
+                Guarantee::FileMetadata
+            ]
         );
         assert_eq!(
             old.missing(Level::WorkspaceWrite),
             [
                 Guarantee::Signals,
                 Guarantee::AbstractSockets,
-                Guarantee::ProtectedPaths
+                Guarantee::ProtectedPaths,
+                Guarantee::OtherProcesses,
+                Guarantee::FileMetadata
             ]
         );
         let none = Support {
@@ -461,7 +507,7 @@ mod tests {
             seccomp: false,
             ..old
         };
-        assert_eq!(none.missing(Level::ReadOnly).len(), 5);
+        assert_eq!(none.missing(Level::ReadOnly).len(), 7);
         assert!(none.missing(Level::Off).is_empty());
         assert_eq!(
             missing_note(Level::ReadOnly, &[Guarantee::Network]).unwrap(),
