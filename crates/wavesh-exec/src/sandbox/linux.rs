@@ -300,21 +300,42 @@ fn stamp(dir: &Path) -> Stamp {
 /// seen by the next command.
 fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
     use std::sync::{Arc, Mutex, PoisonError};
-    static CACHE: Mutex<Option<CachedReads>> = Mutex::new(None);
+    // One entry per kind of plan a session uses: a session mixes read-only commands with
+    // commands at its own level, and a single entry would be rebuilt at every switch.
+    const ENTRIES: usize = 4;
+    static CACHE: Mutex<Vec<CachedReads>> = Mutex::new(Vec::new());
+    // Only the writable directories that can hold something `split_secrets` looks at:
+    // a command's own fresh TMPDIR holds none, and keying on it would miss every time.
+    let relevant_writable: Vec<PathBuf> = plan
+        .writable_dirs
+        .iter()
+        .filter(|dir| {
+            plan.secret_paths.iter().any(|p| p.starts_with(dir))
+                || plan
+                    .scan_dirs
+                    .iter()
+                    .any(|s| s.starts_with(dir) || dir.parent() == Some(s.as_path()))
+        })
+        .cloned()
+        .collect();
     let key: ReadsKey = (
         plan.secret_paths.clone(),
         plan.secret_names.clone(),
         plan.scan_dirs.clone(),
-        plan.writable_dirs.clone(),
+        relevant_writable,
         plan.level,
         mounts,
     );
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((cached_key, stamps, reads)) = cache.as_ref()
-        && *cached_key == key
-        && stamps.iter().all(|(dir, old)| stamp(dir) == *old)
+    if let Some(at) = cache
+        .iter()
+        .position(|(cached_key, _, _)| *cached_key == key)
     {
-        return Arc::clone(reads);
+        let (_, stamps, reads) = &cache[at];
+        if stamps.iter().all(|(dir, old)| stamp(dir) == *old) {
+            return Arc::clone(reads);
+        }
+        cache.remove(at);
     }
     // Every directory listed below, and every one on the way to them (a secret that is
     // a symlink may be pointed elsewhere), stamped before listing: a change during the
@@ -340,7 +361,10 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         .filter_map(|path| open_path(path))
         .collect();
     let reads = Arc::new(Reads { hidden, allowed });
-    *cache = Some((key, stamps, Arc::clone(&reads)));
+    if cache.len() == ENTRIES {
+        cache.remove(0);
+    }
+    cache.push((key, stamps, Arc::clone(&reads)));
     reads
 }
 
@@ -1227,6 +1251,50 @@ mod tests {
             );
         }
         assert!(allowed.contains(&PathBuf::from("/proc")) || !Path::new("/proc").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// The reads are built once per kind of plan: a command's own TMPDIR and output files
+    /// are not part of what they depend on, and a session's two levels do not evict each
+    /// other. A change in a listed directory rebuilds them.
+    #[test]
+    fn sbx_2_reads_are_reused_across_commands_and_levels() {
+        use crate::sandbox::{CommandFiles, SandboxConfig, SecretList};
+        let base = std::env::temp_dir().join(format!("wavesh-reuse-{}", std::process::id()));
+        let (ws, home) = (base.join("ws"), base.join("home"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let config = SandboxConfig {
+            roots: vec![ws.clone()],
+            secrets: SecretList {
+                paths: vec![home.join(".ssh")],
+                names: vec![".env".into()],
+            },
+            ..SandboxConfig::default()
+        };
+        let files = |n: u32| CommandFiles {
+            output: base.join(format!("p/{n}-out")),
+            cwd_file: Some(base.join(format!("p/{n}-cwd"))),
+            tmp_dir: base.join(format!("p/{n}-tmp")),
+            cwd: ws.clone(),
+        };
+        let plan = |level, n| Plan::new(level, &config, &files(n), false);
+        let first = cached_reads(&plan(Level::ReadOnly, 1), true);
+        let other_level = cached_reads(&plan(Level::WorkspaceWrite, 2), true);
+        assert!(std::sync::Arc::ptr_eq(
+            &first,
+            &cached_reads(&plan(Level::ReadOnly, 3), true)
+        ));
+        assert!(std::sync::Arc::ptr_eq(
+            &other_level,
+            &cached_reads(&plan(Level::WorkspaceWrite, 4), true)
+        ));
+        // A new entry in the workspace (a `.env` could be among them) rebuilds.
+        std::fs::write(ws.join(".env"), "x").unwrap();
+        assert!(!std::sync::Arc::ptr_eq(
+            &first,
+            &cached_reads(&plan(Level::ReadOnly, 5), true)
+        ));
         std::fs::remove_dir_all(&base).unwrap();
     }
 
