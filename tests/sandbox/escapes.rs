@@ -747,3 +747,95 @@ async fn sbx_2_no_change_to_the_machine() {
         session.shutdown().await;
     }
 }
+
+/// A user other than root gets the same process isolation (SBX-2): the supervisor makes
+/// the PID namespace inside a user namespace of its own. Run as root, this test drops to
+/// `nobody` for `wavesh run` and for the processes it attacks (a root-owned process's
+/// environment is unreadable to `nobody` anyway).
+#[test]
+fn sbx_2_isolation_holds_without_root() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    #[allow(unsafe_code)]
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root || Command::new("setpriv").arg("--help").output().is_err() {
+        crate::util::missing_prerequisite(
+            "root with setpriv (to run the check as another user)",
+            "run the tests as root; setpriv is in util-linux",
+        );
+        return;
+    }
+    const NOBODY: &str = "65534";
+    let base = std::env::temp_dir().join(format!("wavesh-nonroot-{}", crate::util::unique()));
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    // A copy any user may run, wherever the checkout lives.
+    let binary = base.join("wavesh");
+    std::fs::copy(crate::util::WAVESH, &binary).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let victim = base.join("victim.txt");
+    std::fs::write(&victim, "original\n").unwrap();
+    let marker = format!("MARKER{}", crate::util::unique());
+    for path in [&ws, &victim] {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+    let as_nobody = |program: &std::path::Path| {
+        let mut command = Command::new("setpriv");
+        command
+            .args(["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups"])
+            .arg(program);
+        command
+    };
+    let mut other = as_nobody(std::path::Path::new("/bin/sleep"));
+    let mut other = other.arg("60").env("HOST_SECRET", &marker).spawn().unwrap();
+    let script = format!(
+        "grep -a HOST_SECRET /proc/{pid}/environ; ls /proc | grep -x {pid} && echo VISIBLE; \
+         chmod 0777 {victim}; touch -d 2001-01-01 {victim}; stat -c '%a %Y' {victim}; \
+         echo ok > inside.txt && cat inside.txt",
+        pid = other.id(),
+        victim = victim.display()
+    );
+    let before = std::fs::metadata(&victim).unwrap();
+    for level in ["read-only", "workspace-write"] {
+        let output = as_nobody(&binary)
+            .args(["run", "--sandbox", level, "--cwd"])
+            .arg(&ws)
+            .arg("--")
+            .arg(&script)
+            .env("HOME", &ws)
+            .env_remove("XDG_RUNTIME_DIR")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !text.contains(&marker),
+            "{level}: read another process's environment: {text}"
+        );
+        assert!(
+            !text.contains("VISIBLE"),
+            "{level}: saw another process: {text}"
+        );
+        assert!(
+            !text.contains("is incomplete on this machine"),
+            "{level}: isolation is missing: {text}"
+        );
+        let after = std::fs::metadata(&victim).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            (after.mode(), after.mtime()),
+            (before.mode(), before.mtime()),
+            "{level}: changed {}: {text}",
+            victim.display()
+        );
+        if level == "workspace-write" {
+            assert!(
+                text.contains("ok"),
+                "{level}: could not write the workspace: {text}"
+            );
+        }
+    }
+    other.kill().unwrap();
+    other.wait().unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+}

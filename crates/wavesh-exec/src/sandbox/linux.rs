@@ -729,9 +729,10 @@ impl ChildSandbox {
     /// does not make them again. Returns the host's `/proc`, opened before the new one
     /// covered it, to tell the host the shell's pid as the host sees it.
     ///
-    /// Ordinary Rust: the caller is a single-threaded process forked for this.
+    /// Ordinary Rust: the caller is a single-threaded process forked for this. `userns`:
+    /// the caller was born in a new user namespace (not root), to be mapped to these ids.
     #[allow(unsafe_code)]
-    pub(crate) fn isolate(&mut self) -> io::Result<OwnedFd> {
+    pub(crate) fn isolate(&mut self, userns: Option<(u32, u32)>) -> io::Result<OwnedFd> {
         use rustix::fs::{Mode, OFlags};
         let writable = self.isolation.take().unwrap_or_default();
         let fail = |what: &str| {
@@ -741,6 +742,23 @@ impl ChildSandbox {
                 format!("isolating the command: {what}: {error}"),
             )
         };
+        if let Some(ids) = userns {
+            // The user namespace the helper made this process in: the same ids inside.
+            let maps = maps_for(ids);
+            // SAFETY: open/write/close on C strings.
+            unsafe {
+                write_file(c"/proc/self/setgroups", c"deny")
+                    .and_then(|()| write_file(c"/proc/self/uid_map", &maps.uid_map))
+                    .and_then(|()| write_file(c"/proc/self/gid_map", &maps.gid_map))
+                    .map_err(|errno| {
+                        let error = io::Error::from_raw_os_error(errno);
+                        io::Error::new(
+                            error.kind(),
+                            format!("isolating the command: mapping the user namespace: {error}"),
+                        )
+                    })?;
+            }
+        }
         // SAFETY: unshare(2) on this single-threaded process.
         if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
             return Err(fail("a mount namespace"));
@@ -1190,14 +1208,69 @@ fn probe_unshare(flags: libc::c_int) -> bool {
     command.status().is_ok_and(|status| status.success())
 }
 
-/// Whether the supervisor can isolate a command ([`ChildSandbox::isolate`]): as root
-/// (a PID namespace needs CAP_SYS_ADMIN; inside a user namespace the mounts it inherits
-/// would be locked), with PID and mount namespaces and `mount_setattr` (Linux 5.12).
+/// The ids to map in the user namespace that owns an isolated command's PID namespace,
+/// for a user other than root; `None` as root, whose helper makes the PID namespace
+/// itself.
+pub(crate) fn isolation_user_namespace() -> Option<(u32, u32)> {
+    (rustix::process::geteuid().as_raw() != 0).then(|| {
+        (
+            rustix::process::getuid().as_raw(),
+            rustix::process::getgid().as_raw(),
+        )
+    })
+}
+
+/// Forks the calling process into a new PID namespace, as its init (and into a new user
+/// namespace owning it when `userns`, where it has the capabilities its mounts need):
+/// clone3 without CLONE_VM, so a fork. Returns the pid, 0 in the child, -1 on failure.
+///
+/// # Safety
+/// As for `fork`: the child may only make system calls unless the caller is
+/// single-threaded.
+#[allow(unsafe_code)]
+pub(crate) unsafe fn fork_isolated(userns: bool) -> libc::pid_t {
+    #[repr(C)]
+    struct CloneArgs {
+        flags: u64,
+        pidfd: u64,
+        child_tid: u64,
+        parent_tid: u64,
+        exit_signal: u64,
+        stack: u64,
+        stack_size: u64,
+        tls: u64,
+    }
+    let mut flags = libc::CLONE_NEWPID as u64;
+    if userns {
+        flags |= libc::CLONE_NEWUSER as u64;
+    }
+    let args = CloneArgs {
+        flags,
+        pidfd: 0,
+        child_tid: 0,
+        parent_tid: 0,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: 0,
+        stack_size: 0,
+        tls: 0,
+    };
+    // SAFETY: clone3 without CLONE_VM or a stack behaves as fork.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &args as *const CloneArgs,
+            size_of::<CloneArgs>(),
+        ) as libc::pid_t
+    }
+}
+
+/// Whether the supervisor can isolate a command ([`ChildSandbox::isolate`]): PID and
+/// mount namespaces (for a user other than root, inside a user namespace), a `/proc` of
+/// its own (refused in some containers, whose `/proc` is partly covered), and
+/// `mount_setattr` (Linux 5.12). Tried in a short-lived child.
 #[allow(unsafe_code)]
 fn process_isolation() -> bool {
-    if rustix::process::geteuid().as_raw() != 0 {
-        return false;
-    }
+    use std::os::unix::process::CommandExt;
     // SAFETY: mount_setattr on an invalid descriptor only returns an error; ENOSYS says
     // the kernel lacks the call.
     let rc = unsafe {
@@ -1213,7 +1286,60 @@ fn process_isolation() -> bool {
     if rc != 0 && errno() == libc::ENOSYS {
         return false;
     }
-    probe_unshare(libc::CLONE_NEWPID | libc::CLONE_NEWNS)
+    let Some(program) = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        return false;
+    };
+    let maps = isolation_user_namespace().map(maps_for);
+    let mut command = std::process::Command::new(program);
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: system calls only, on C strings made before the spawn.
+    unsafe {
+        command.pre_exec(move || {
+            let child = fork_isolated(maps.is_some());
+            if child < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if child == 0 {
+                let mapped = maps.as_ref().is_none_or(|maps| {
+                    write_file(c"/proc/self/setgroups", c"deny").is_ok()
+                        && write_file(c"/proc/self/uid_map", &maps.uid_map).is_ok()
+                        && write_file(c"/proc/self/gid_map", &maps.gid_map).is_ok()
+                });
+                let ok = mapped
+                    && libc::unshare(libc::CLONE_NEWNS) == 0
+                    && libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_SLAVE,
+                        std::ptr::null(),
+                    ) == 0
+                    && libc::mount(
+                        c"proc".as_ptr(),
+                        c"/proc".as_ptr(),
+                        c"proc".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        std::ptr::null(),
+                    ) == 0;
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+            let mut status = 0;
+            if libc::waitpid(child, &mut status, 0) != child
+                || !libc::WIFEXITED(status)
+                || libc::WEXITSTATUS(status) != 0
+            {
+                return Err(io::Error::from_raw_os_error(libc::EPERM));
+            }
+            Ok(())
+        });
+    }
+    command.status().is_ok_and(|status| status.success())
 }
 
 /// Whether per-command cgroups can be made here: [`crate::cgroup::support`], the check

@@ -33,7 +33,7 @@ pub use denial::explain_denials;
 pub use env::{EnvFilter, Scrubbed, mask_scrubbed};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
-pub(crate) use imp::{decode_child, encode_child};
+pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
 pub use plan::{CommandFiles, Plan, protected_paths};
 
 /// How much a command may do (SBX-1).

@@ -439,7 +439,12 @@ fn fork_subreaper(
         .sandbox
         .as_ref()
         .is_some_and(crate::sandbox::ChildSandbox::isolates);
-    let own_pid_ns = if isolate {
+    // Not root: the PID namespace must be owned by a new user namespace, which only a
+    // clone can make for the child without moving the helper into it.
+    let userns = isolate
+        .then(crate::sandbox::isolation_user_namespace)
+        .flatten();
+    let own_pid_ns = if isolate && userns.is_none() {
         let own = std::fs::File::open("/proc/self/ns/pid")?;
         // SAFETY: unshare(2) on this single-threaded process.
         if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
@@ -457,7 +462,13 @@ fn fork_subreaper(
     // SAFETY: pidfd_open of this process; a new close-on-exec descriptor or -1.
     let helper_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as RawFd;
     // SAFETY: this process is single-threaded, so the child may run any code.
-    let pid = unsafe { libc::fork() };
+    let pid = unsafe {
+        if userns.is_some() {
+            crate::sandbox::fork_isolated(true)
+        } else {
+            libc::fork()
+        }
+    };
     if pid != 0
         && let Some(own) = &own_pid_ns
         // SAFETY: setns(2) back into the namespace this process lives in.
@@ -490,7 +501,7 @@ fn fork_subreaper(
         // Opened before the subreaper may isolate itself, when the cgroup file system
         // becomes read-only in its namespace: these descriptors still reach the host's.
         let cgroup = request.cgroup_dir.as_deref().and_then(CgroupParents::open);
-        let code = subreaper(theirs, request);
+        let code = subreaper(theirs, request, userns);
         // The tree is gone (or detached and now gone): its cgroup goes too, and, when the
         // helper has ended meanwhile, the session's directory if it is empty. Never
         // another command's cgroup: the host may have just made one for a new command.
@@ -609,7 +620,7 @@ fn host_pid(host_proc: &OwnedFd, pid: libc::pid_t) -> Option<libc::pid_t> {
 
 /// The subreaper of one command. Returns its exit code.
 #[allow(unsafe_code)]
-fn subreaper(socket: OwnedFd, mut request: SpawnRequest) -> i32 {
+fn subreaper(socket: OwnedFd, mut request: SpawnRequest, userns: Option<(u32, u32)>) -> i32 {
     let socket = socket.as_raw_fd();
     // SAFETY: process attribute and signal mask changes on this single-threaded process.
     let signals = unsafe {
@@ -630,7 +641,7 @@ fn subreaper(socket: OwnedFd, mut request: SpawnRequest) -> i32 {
         return 1;
     }
     let host_proc = match request.sandbox.as_mut() {
-        Some(sandbox) if sandbox.isolates() => match sandbox.isolate() {
+        Some(sandbox) if sandbox.isolates() => match sandbox.isolate(userns) {
             Ok(host_proc) => Some(host_proc),
             Err(error) => {
                 report(&error.to_string());
