@@ -183,7 +183,7 @@ async fn out_full_disk_for_the_output_directory() {
     assert!(left.is_empty(), "left on the full disk: {left:?}");
     // The helper's subreapers let go of their copies of the output descriptors as they
     // exit, just after the session is dropped: until then the mount is busy.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(5);
     while !std::process::Command::new("umount")
         .arg(&mount)
         .status()
@@ -191,11 +191,11 @@ async fn out_full_disk_for_the_output_directory() {
         .success()
     {
         assert!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "{} stays busy",
             mount.display()
         );
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(50));
     }
     std::fs::remove_dir(&mount).unwrap();
 }
