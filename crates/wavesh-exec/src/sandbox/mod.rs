@@ -378,22 +378,25 @@ pub fn missing_note(level: Level, missing: &[Guarantee]) -> Option<String> {
 
 /// `*` glob on a whole string, ASCII case-insensitive when `fold` is set.
 pub(crate) fn glob_match(pattern: &str, text: &str, fold: bool) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = if fold {
-        (
-            pattern.chars().map(|c| c.to_ascii_lowercase()).collect(),
-            text.chars().map(|c| c.to_ascii_lowercase()).collect(),
-        )
-    } else {
-        (pattern.chars().collect(), text.chars().collect())
+    // On bytes: `*` and every other pattern byte stand for themselves in UTF-8, and the
+    // folding is ASCII's, so this equals a match on characters, without allocating (it
+    // runs for every variable against every pattern, and for every name scanned).
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let same = |a: u8, b: u8| {
+        if fold {
+            a.eq_ignore_ascii_case(&b)
+        } else {
+            a == b
+        }
     };
     // Classic two-pointer wildcard match with backtracking to the last `*`.
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+        if pi < p.len() && p[pi] != b'*' && same(p[pi], t[ti]) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == b'*' {
             star = Some((pi, ti));
             pi += 1;
         } else if let Some((sp, st)) = star {
@@ -404,7 +407,7 @@ pub(crate) fn glob_match(pattern: &str, text: &str, fold: bool) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    p[pi..].iter().all(|c| *c == b'*')
 }
 
 /// Whether a file name is a secret by the patterns of `names` (exceptions win).
@@ -447,6 +450,11 @@ mod tests {
         assert!(glob_match("a*b*c", "axxbyyc", false));
         assert!(!glob_match("a*b*c", "axxbyy", false));
         assert!(glob_match("*", "", false));
+        // Bytes of a multibyte character never meet a lone pattern byte half way.
+        assert!(glob_match("*é*", "café au lait", false));
+        assert!(!glob_match("caf?", "café", false));
+        assert!(glob_match("*_token", "GITHUB_TOKEN", true));
+        assert!(!glob_match("*_token", "GITHUB_TOKEN", false));
     }
 
     #[test]
