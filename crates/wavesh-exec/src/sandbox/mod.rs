@@ -18,6 +18,8 @@
 mod denial;
 mod env;
 mod plan;
+#[cfg(target_os = "linux")]
+mod scan;
 pub mod seatbelt;
 
 #[cfg(target_os = "linux")]
