@@ -15,6 +15,7 @@
 #[allow(dead_code)]
 mod util;
 
+mod background;
 mod escapes;
 mod every_secret;
 mod everyday;

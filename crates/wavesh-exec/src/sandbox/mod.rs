@@ -32,7 +32,7 @@ mod imp;
 use std::path::PathBuf;
 
 pub use denial::explain_denials;
-pub use env::{EnvFilter, Scrubbed, mask_scrubbed};
+pub use env::{EnvFilter, Scrubbed, mask_file, mask_scrubbed};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
