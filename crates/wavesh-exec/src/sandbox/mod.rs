@@ -96,10 +96,11 @@ pub struct SecretList {
     /// Absolute paths (files or directories; `~` already expanded by the host). They need
     /// not exist: one created later is covered too where its parent is listed.
     pub paths: Vec<PathBuf>,
-    /// File-name patterns (`*` matches any run of characters): `.env`, `*.pem`. A pattern
-    /// starting with `!` is an exception (`!.env.example`). They are matched in the
-    /// workspace roots, the working directory and every directory on the way to a secret
-    /// path, not in every directory of the disk (see docs/sandbox.md).
+    /// File-name patterns (the secret list's globs: `*`, `?`, `[...]`): `.env`, `*.pem`.
+    /// A pattern starting with `!` is an exception (`!.env.example`). They are matched in
+    /// every directory of the workspace roots but `.git` and what their `.gitignore`
+    /// files ignore, in the working directory and in every directory on the way to a
+    /// secret path, not in every directory of the disk (see docs/sandbox.md).
     pub names: Vec<String>,
 }
 
