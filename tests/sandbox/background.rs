@@ -1,6 +1,7 @@
 //! A sandboxed command read back as a task gets what a foreground result gets (SBX-2,
 //! SBX-4): scrubbed values masked and denials explained, in TaskOutput, in its
-//! notification and in the output file the answer names. Through `wavesh mcp`, whose
+//! notification and in the output file the answer names; so does the file a persisted
+//! foreground result names. Through `wavesh mcp`, whose
 //! environment the test sets, so the MCP TaskOutput tool is the one tested.
 
 use std::path::Path;
@@ -118,6 +119,21 @@ fn sbx_2_sbx_4_background_results_are_masked_and_explain_denials() {
             redact(&format!("<output>{output}</output>{notes}"))
         );
     }
+    // A foreground result too large to show: the file it names is masked too.
+    let large = mcp.tool(
+        id,
+        "Bash",
+        json!({"command": "cat found.txt; head -c 200000 /dev/zero | tr '\\0' x; echo; cat found.txt"}),
+    );
+    id += 1;
+    assert!(!large.contains(&token), "{large}");
+    let (_, rest) = large
+        .split_once("Full output saved to: ")
+        .unwrap_or_else(|| panic!("not persisted: {large}"));
+    let file = rest.lines().next().unwrap().trim();
+    let on_disk = std::fs::read_to_string(file).unwrap();
+    assert!(!on_disk.contains(&token), "{file} holds the token");
+    assert_eq!(on_disk.matches("token=[scrubbed $GITHUB_TOKEN]").count(), 2);
     // A task nobody reads back: its notification comes with the next result.
     let started = mcp.tool(
         id,
