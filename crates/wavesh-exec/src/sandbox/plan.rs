@@ -174,10 +174,11 @@ pub fn protected_paths(root: &Path) -> Protected {
 }
 
 /// At most this many directories of each scanned tree are matched against the secret
-/// names (about 1 µs each to check again per command, see docs/sandbox.md): a tree
-/// larger than that after its ignored directories are left out has its deeper names left
-/// to the classifier, and a warning is logged.
-pub const MAX_SCANNED_DIRS: usize = 4000;
+/// names: each is checked again (a stat) before every command, a few µs, so a tree at
+/// the limit adds a few ms per command (see docs/sandbox.md). A tree larger than that
+/// after its ignored directories are left out has its deeper names left to the
+/// classifier, and a warning is logged.
+pub const MAX_SCANNED_DIRS: usize = 1000;
 
 /// At most this many paths one glob of the secret list expands to.
 const MAX_GLOB_EXPANSION: usize = 256;

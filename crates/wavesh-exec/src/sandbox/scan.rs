@@ -33,14 +33,16 @@ pub(super) fn stamp(path: &Path) -> Stamp {
 /// The stamp of a listing that must not be reused: no file has this mtime.
 const RACY: Stamp = Some((i64::MIN, 0, 0));
 
-/// Whether an mtime is so recent that a change after the listing could keep it: file
-/// times come from a clock that ticks every few milliseconds.
+/// Whether an mtime is so close to now that a change after the listing could keep it:
+/// file times come from a clock that ticks every few milliseconds. One in the future
+/// (a file unpacked from elsewhere) is not: a change would set it to now.
 fn is_recent(secs: i64, nanos: i64) -> bool {
+    const WINDOW: i128 = 50_000_000;
     let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
         return true;
     };
-    let mtime = i128::from(secs) * 1_000_000_000 + i128::from(nanos);
-    mtime >= now.as_nanos() as i128 - 50_000_000
+    let distance = i128::from(secs) * 1_000_000_000 + i128::from(nanos) - now.as_nanos() as i128;
+    (-WINDOW..=WINDOW).contains(&distance)
 }
 
 /// At most this many files of the secret directories are taken for hardlink checks.
@@ -141,7 +143,12 @@ impl Search<'_> {
     /// `None` when it is missing or holds no pattern.
     fn ignore_file(&mut self, path: &Path) -> Option<Arc<Gitignore>> {
         let now = stamp(path);
-        self.stamps.push((path.to_path_buf(), now));
+        // A missing one is not stamped: creating it changes its directory's stamp, or
+        // (`.git/info/exclude`) can only make the search skip more, never less, when
+        // it is noticed late. Checking a missing path again costs more than a stat.
+        if now.is_some() {
+            self.stamps.push((path.to_path_buf(), now));
+        }
         self.read.insert(path.to_path_buf());
         if let Some((old, matcher)) = self.cache.ignores.get(path)
             && *old == now
@@ -343,6 +350,20 @@ fn warn_large_tree_once(root: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sbx_2_only_an_mtime_close_to_now_is_racy() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let secs = now.as_secs() as i64;
+        assert!(is_recent(secs, i64::from(now.subsec_nanos())));
+        assert!(!is_recent(secs - 5, 0), "an old directory");
+        assert!(
+            !is_recent(secs + 3600, 0),
+            "a directory with a future mtime"
+        );
+    }
 
     #[test]
     fn sbx_2_names_and_hardlinks_are_found_deep_in_a_tree_but_not_in_ignored_dirs() {
