@@ -667,9 +667,12 @@ impl<'a> Agent<'a> {
                     description.as_deref(),
                     &tail,
                 ));
-                for note in view.notes(&tail) {
-                    text.push('\n');
-                    text.push_str(&note);
+                // Inside the notification, before its end.
+                let notes = view.notes(&tail);
+                if !notes.is_empty()
+                    && let Some(body) = text.strip_suffix("</task-notification>")
+                {
+                    text = format!("{body}{}\n</task-notification>", notes.join("\n"));
                 }
                 TaskNotification {
                     task_id: job.id().to_owned(),
