@@ -94,7 +94,8 @@ fn plant_locations(f: &Fixture, shape: Shape) -> (Vec<Planted>, Vec<String>) {
                     "SKIPPED: abs {}: the sandbox leaves /proc out of its read rules (a \
                      process started later would get none); the command's own environ is \
                      scrubbed, another process's mem needs ptrace access Landlock refuses, \
-                     and another process's environ is a known gap (docs/sandbox.md)",
+                     and the command's own PID namespace shows no other process \
+                     (docs/sandbox.md)",
                     pattern.pattern
                 );
                 continue;

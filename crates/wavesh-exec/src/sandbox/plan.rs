@@ -192,8 +192,8 @@ const MAX_GLOB_EXPANSION: usize = 256;
 /// command itself) would get no rule at all, so not even its own `/proc/self/status`
 /// would be readable. What the list's `/proc` entries protect is covered otherwise: the
 /// command's own environment is scrubbed, `/proc/<pid>/mem` of a process outside the
-/// sandbox needs the ptrace access Landlock refuses, and another process's `environ` is a
-/// known gap (docs/sandbox.md).
+/// sandbox needs the ptrace access Landlock refuses, and the command's own PID namespace
+/// and `/proc` show no other process at all (docs/sandbox.md).
 pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for path in list {

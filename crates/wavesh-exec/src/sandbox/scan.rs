@@ -34,10 +34,11 @@ pub(super) fn stamp(path: &Path) -> Stamp {
 const RACY: Stamp = Some((i64::MIN, 0, 0));
 
 /// Whether an mtime is so close to now that a change after the listing could keep it:
-/// file times come from a clock that ticks every few milliseconds. One in the future
-/// (a file unpacked from elsewhere) is not: a change would set it to now.
+/// file times come from a clock that ticks every few milliseconds (at most 10 at the
+/// slowest kernel tick, 100 Hz). One in the future (a file unpacked from elsewhere) is
+/// not: a change would set it to now.
 fn is_recent(secs: i64, nanos: i64) -> bool {
-    const WINDOW: i128 = 50_000_000;
+    const WINDOW: i128 = 10_000_000;
     let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
         return true;
     };
@@ -90,13 +91,17 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// The listing of `dir` (`None` if it cannot be listed), from the cache while the
-    /// directory's stamp holds.
-    fn list(&mut self, dir: &Path) -> Option<(u64, Arc<Vec<Entry>>)> {
+    /// directory's stamp holds. `exact`: a directory of the workspace, where a change
+    /// in the clock tick of the listing must not be missed (below); the directories on
+    /// the way to the secrets are as exact as the read rules built from them, which
+    /// have always been rebuilt on a changed stamp only.
+    fn list(&mut self, dir: &Path, exact: bool) -> Option<(u64, Arc<Vec<Entry>>)> {
         let meta = std::fs::metadata(dir).ok();
         let now: Stamp = meta.as_ref().map(|m| (m.mtime(), m.mtime_nsec(), m.ino()));
         // A directory changed within the clock's granularity of now may change again
-        // with the same mtime: its listing is not kept, and its stamp never matches.
-        let racy = now.is_some_and(|(secs, nanos, _)| is_recent(secs, nanos));
+        // with the same mtime: its listing is not kept, and its stamp never matches, so
+        // the next command lists it again.
+        let racy = exact && now.is_some_and(|(secs, nanos, _)| is_recent(secs, nanos));
         self.stamps
             .push((dir.to_path_buf(), if racy { RACY } else { now }));
         self.read.insert(dir.to_path_buf());
@@ -183,7 +188,7 @@ fn secret_inodes(search: &mut Search<'_>, secrets: &[PathBuf]) -> HashMap<u64, V
         }
     }
     while let Some(dir) = dirs.pop_front() {
-        let Some((dev, entries)) = search.list(&dir) else {
+        let Some((dev, entries)) = search.list(&dir, false) else {
             continue;
         };
         for entry in entries.iter() {
@@ -240,7 +245,8 @@ pub(super) fn find(
     on_the_way.sort();
     on_the_way.dedup();
     for dir in &on_the_way {
-        scan_dir(&mut search, &inodes, dir, &mut found);
+        let exact = dirs.contains(dir);
+        scan_dir(&mut search, &inodes, dir, exact, &mut found);
     }
     for root in trees {
         scan_tree(&mut search, &inodes, root, &mut found);
@@ -266,9 +272,10 @@ fn scan_dir(
     search: &mut Search<'_>,
     inodes: &HashMap<u64, Vec<u64>>,
     dir: &Path,
+    exact: bool,
     found: &mut Vec<PathBuf>,
 ) -> Vec<PathBuf> {
-    let Some((_, entries)) = search.list(dir) else {
+    let Some((_, entries)) = search.list(dir, exact) else {
         return Vec::new();
     };
     let mut subdirs = Vec::new();
@@ -313,7 +320,7 @@ fn scan_tree(
         }
         scanned += 1;
         ignores.extend(search.ignore_file(&dir.join(".gitignore")));
-        let mut subdirs = scan_dir(search, inodes, &dir, found);
+        let mut subdirs = scan_dir(search, inodes, &dir, true, found);
         subdirs.retain(|sub| {
             sub.file_name().is_some_and(|n| n != ".git")
                 && ignores
