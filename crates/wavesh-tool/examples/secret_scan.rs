@@ -57,7 +57,7 @@ fn main() {
             let build = |config: &SandboxConfig| {
                 let plan = Plan::new(level, config, &files, false);
                 let start = Instant::now();
-                let prepared = prepare(plan, false).unwrap();
+                let prepared = prepare(plan, false, true).unwrap();
                 (start.elapsed(), prepared)
             };
             let (first, _) = build(&config);
@@ -68,7 +68,7 @@ fn main() {
                 std::fs::write(&marker, "").unwrap();
                 rebuilt.push(build(&config).0);
                 std::fs::remove_file(&marker).unwrap();
-                // A directory changed within the last 50 ms is listed again every time
+                // A directory changed within the last 10 ms is listed again every time
                 // (its mtime may not show a further change): wait that out, then
                 // settle the cache on the tree as it is now.
                 std::thread::sleep(Duration::from_millis(60));

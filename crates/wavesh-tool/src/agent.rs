@@ -66,17 +66,16 @@ impl<'a> ModelView<'a> {
 
     /// What the sandbox refused in `output` and the guarantees that are missing.
     fn notes(self, output: &str) -> Vec<String> {
-        let Some(sandbox) = self.0 else {
-            return Vec::new();
-        };
-        let mut notes = Vec::new();
-        if let Some(note) =
-            wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, &sandbox.cwd)
-        {
-            notes.push(note);
-        }
-        notes.extend(self.missing_note());
-        notes
+        self.denial_note(output)
+            .into_iter()
+            .chain(self.missing_note())
+            .collect()
+    }
+
+    /// What the sandbox refused in `output`, if anything.
+    fn denial_note(self, output: &str) -> Option<String> {
+        let sandbox = self.0?;
+        wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, &sandbox.cwd)
     }
 
     fn missing_note(self) -> Option<String> {
@@ -667,12 +666,12 @@ impl<'a> Agent<'a> {
                     description.as_deref(),
                     &tail,
                 ));
-                // Inside the notification, before its end.
-                let notes = view.notes(&tail);
-                if !notes.is_empty()
+                // Inside the notification, before its end. The missing guarantees are
+                // told in the command's own result and its TaskOutput, not here again.
+                if let Some(note) = view.denial_note(&tail)
                     && let Some(body) = text.strip_suffix("</task-notification>")
                 {
-                    text = format!("{body}{}\n</task-notification>", notes.join("\n"));
+                    text = format!("{body}{note}\n</task-notification>");
                 }
                 TaskNotification {
                     task_id: job.id().to_owned(),
