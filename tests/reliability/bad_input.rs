@@ -190,11 +190,7 @@ async fn out_full_disk_for_the_output_directory() {
         .unwrap()
         .success()
     {
-        assert!(
-            Instant::now() < deadline,
-            "{} stays busy",
-            mount.display()
-        );
+        assert!(Instant::now() < deadline, "{} stays busy", mount.display());
         std::thread::sleep(Duration::from_millis(50));
     }
     std::fs::remove_dir(&mount).unwrap();
