@@ -108,7 +108,7 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         }
     }
     let ruleset = if support.landlock_abi >= 1 {
-        landlock_ruleset(plan, &reads.allowed).map_err(|(what, e)| failed(&what, e))?
+        landlock_ruleset(plan, &reads).map_err(|(what, e)| failed(&what, e))?
     } else {
         None
     };
@@ -239,6 +239,11 @@ type BuildError = (String, io::Error);
 struct Reads {
     hidden: Vec<(PathBuf, bool)>,
     allowed: Vec<(OwnedFd, bool)>,
+    /// A Landlock ruleset with the read rules of `allowed` already added, one without and
+    /// one with network, made ahead for the next command ([`landlock_ruleset`]): adding a
+    /// few hundred rules is most of a sandboxed command's cost, and a ruleset can be
+    /// entered by one command only once its own rules are in.
+    spares: std::sync::Mutex<[Option<landlock::RulesetCreated>; 2]>,
 }
 
 /// What the reads of a plan depend on.
@@ -333,7 +338,11 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         .iter()
         .filter_map(|path| open_path(path))
         .collect();
-    let reads = Arc::new(Reads { hidden, allowed });
+    let reads = Arc::new(Reads {
+        hidden,
+        allowed,
+        spares: Mutex::new([None, None]),
+    });
     if cache.len() == ENTRIES {
         cache.remove(0);
     }
@@ -341,18 +350,19 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
     reads
 }
 
-fn landlock_ruleset(
-    plan: &Plan,
+fn landlock_error(what: &str) -> impl FnOnce(landlock::RulesetError) -> (String, io::Error) {
+    let what = what.to_owned();
+    move |e: landlock::RulesetError| (what, io::Error::other(e.to_string()))
+}
+
+/// A command's ruleset before its own rules: the rights it handles and the read rules
+/// around the secrets.
+fn base_ruleset(
     allowed: &[(OwnedFd, bool)],
-) -> Result<Option<OwnedFd>, BuildError> {
+    network: bool,
+) -> Result<landlock::RulesetCreated, BuildError> {
     let abi = ABI::V5;
-    let lib = |what: &str| {
-        let what = what.to_owned();
-        move |e: landlock::RulesetError| (what, io::Error::other(e.to_string()))
-    };
-    let writes = AccessFs::from_write(abi) & !AccessFs::IoctlDev;
-    let file_writes: BitFlags<AccessFs> = AccessFs::WriteFile | AccessFs::Truncate;
-    let net: BitFlags<AccessNet> = if plan.network {
+    let net: BitFlags<AccessNet> = if network {
         AccessNet::BindTcp.into()
     } else {
         AccessNet::BindTcp | AccessNet::ConnectTcp
@@ -360,18 +370,49 @@ fn landlock_ruleset(
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_write(abi) | AccessFs::ReadFile)
-        .map_err(lib("file rights"))?
+        .map_err(landlock_error("file rights"))?
         .handle_access(net)
-        .map_err(lib("network rights"))?
+        .map_err(landlock_error("network rights"))?
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
-        .map_err(lib("scopes"))?
+        .map_err(landlock_error("scopes"))?
         .create()
-        .map_err(lib("create"))?;
+        .map_err(landlock_error("create"))?;
     for (fd, _) in allowed {
         (&mut ruleset)
             .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
-            .map_err(lib("a read rule"))?;
+            .map_err(landlock_error("a read rule"))?;
     }
+    Ok(ruleset)
+}
+
+/// The ruleset of `plan`: a base made ahead when there is one (and the next one made
+/// now, on a thread of its own, off the command's path), then the command's own rules.
+fn landlock_ruleset(
+    plan: &Plan,
+    reads: &std::sync::Arc<Reads>,
+) -> Result<Option<OwnedFd>, BuildError> {
+    use std::sync::PoisonError;
+    let abi = ABI::V5;
+    let lib = landlock_error;
+    let slot = usize::from(plan.network);
+    let spare = reads.spares.lock().unwrap_or_else(PoisonError::into_inner)[slot].take();
+    let mut ruleset = match spare {
+        Some(ruleset) => ruleset,
+        None => base_ruleset(&reads.allowed, plan.network)?,
+    };
+    let next = std::sync::Arc::clone(reads);
+    let network = plan.network;
+    // Without the thread the next command builds its base itself.
+    let _ = std::thread::Builder::new()
+        .name("wavesh-sandbox-rules".into())
+        .spawn(move || {
+            if let Ok(ruleset) = base_ruleset(&next.allowed, network) {
+                let mut spares = next.spares.lock().unwrap_or_else(PoisonError::into_inner);
+                spares[slot].get_or_insert(ruleset);
+            }
+        });
+    let writes = AccessFs::from_write(abi) & !AccessFs::IoctlDev;
+    let file_writes: BitFlags<AccessFs> = AccessFs::WriteFile | AccessFs::Truncate;
     let mut add = |path: &Path,
                    access: BitFlags<AccessFs>,
                    dir_only: BitFlags<AccessFs>|
@@ -571,7 +612,7 @@ fn compile(which: Filter) -> Result<BpfProgram, seccompiler::BackendError> {
             libc::TIOCLINUX as u64,
         )?])?,
     ];
-    rules.insert(libc::SYS_ioctl, ioctl_rules.clone());
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
     for call in [
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
@@ -615,25 +656,48 @@ fn compile(which: Filter) -> Result<BpfProgram, seccompiler::BackendError> {
     ] {
         rules.insert(call, Vec::new());
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        const X32: i64 = 0x4000_0000;
-        let plain: Vec<(i64, Vec<SeccompRule>)> = rules
-            .iter()
-            .filter(|(call, _)| **call != libc::SYS_ioctl)
-            .map(|(call, r)| (call | X32, r.clone()))
-            .collect();
-        rules.extend(plain);
-        // x32 has its own ioctl entry (compat_sys_ioctl).
-        rules.insert(X32 | 514, ioctl_rules);
-    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )?;
-    filter.try_into()
+    #[allow(unused_mut)]
+    let mut program: BpfProgram = filter.try_into()?;
+    #[cfg(target_arch = "x86_64")]
+    {
+        // x32 system calls are the x86-64 architecture's with bit 30 set in the number,
+        // so the rules above, on exact numbers, would not see them. All of them are
+        // refused with one test ahead of the rules: nothing a command runs uses x32, and
+        // a copy of every rule for it doubled the filter, which the kernel compiles
+        // again for every command (about 0.3 ms for 400 instructions).
+        const LOAD_NR: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS, seccomp_data.nr at 0
+        const JSET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+        const RET: u16 = 0x06; // BPF_RET | BPF_K
+        const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+        let x32 = [
+            seccompiler::sock_filter {
+                code: LOAD_NR,
+                jt: 0,
+                jf: 0,
+                k: 0,
+            },
+            seccompiler::sock_filter {
+                code: JSET,
+                jt: 0,
+                jf: 1,
+                k: 0x4000_0000,
+            },
+            seccompiler::sock_filter {
+                code: RET,
+                jt: 0,
+                jf: 0,
+                k: SECCOMP_RET_ERRNO | libc::EPERM as u32,
+            },
+        ];
+        program.splice(0..0, x32);
+    }
+    Ok(program)
 }
 
 impl ChildSandbox {
@@ -1406,6 +1470,49 @@ mod tests {
         std::fs::remove_dir_all(&base).unwrap();
     }
 
+    /// A command's ruleset starts from a base made ahead for it, and taking it makes the
+    /// next one, per network setting.
+    #[test]
+    fn sbx_2_a_ruleset_base_is_made_ahead_for_the_next_command() {
+        use crate::sandbox::{CommandFiles, SandboxConfig};
+        if landlock_abi() < 1 {
+            return;
+        }
+        let base = std::env::temp_dir().join(format!("wavesh-spare-{}", std::process::id()));
+        std::fs::create_dir_all(base.join("ws")).unwrap();
+        let files = CommandFiles {
+            output: base.join("out"),
+            cwd_file: None,
+            tmp_dir: base.join("tmp"),
+            cwd: base.join("ws"),
+        };
+        let config = SandboxConfig {
+            roots: vec![base.join("ws")],
+            ..SandboxConfig::default()
+        };
+        let plan = Plan::new(Level::ReadOnly, &config, &files, false);
+        let reads = cached_reads(&plan, false);
+        let spare_ready = || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while std::time::Instant::now() < deadline {
+                if reads.spares.lock().unwrap()[0].is_some() {
+                    return true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            false
+        };
+        assert!(landlock_ruleset(&plan, &reads).unwrap().is_some());
+        assert!(spare_ready(), "no base was made ahead");
+        assert!(
+            reads.spares.lock().unwrap()[1].is_none(),
+            "only for the setting used"
+        );
+        assert!(landlock_ruleset(&plan, &reads).unwrap().is_some());
+        assert!(spare_ready(), "taking the base makes the next one");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[test]
     fn sbx_2_the_seccomp_filters_compile() {
         if ARCH.is_none() {
@@ -1413,6 +1520,11 @@ mod tests {
             return;
         }
         assert!(program(Filter::NetworkOff).unwrap().len() > 10);
+        eprintln!(
+            "seccomp filters: {} and {} instructions",
+            program(Filter::NetworkOff).unwrap().len(),
+            program(Filter::NetworkOn).unwrap().len()
+        );
         assert!(
             program(Filter::NetworkOn).unwrap().len() > program(Filter::NetworkOff).unwrap().len()
         );
