@@ -96,13 +96,13 @@ pub(super) enum Node {
         field: TimeField,
         reference: (i64, i64),
     },
-    /// `-mtime` and friends: the age in `unit` seconds from `origin`, compared to `n`.
+    /// `-mtime` and friends: `+N` is older than `reference` (nanoseconds), `-N` newer,
+    /// `N` newer but within `window` of it.
     Age {
         field: TimeField,
         cmp: Cmp,
-        n: f64,
-        unit: f64,
-        origin: (i64, i64),
+        reference: i128,
+        window: i128,
     },
     Perm {
         kind: PermKind,
@@ -266,8 +266,11 @@ pub(super) fn supported(args: &[Bytes]) -> bool {
                 i += 1;
             }
             "-regextype" => {
+                // GNU's other dialects are the system find's; an unknown name is an
+                // error here as there.
                 if let Some(kind) = args.get(i)
                     && regex_syntax(kind).is_none()
+                    && OTHER_DIALECTS.contains(&kind.as_slice())
                 {
                     return false;
                 }
@@ -284,6 +287,16 @@ pub(super) fn supported(args: &[Bytes]) -> bool {
     }
     true
 }
+
+/// GNU's dialects that `onig` has no syntax for.
+const OTHER_DIALECTS: &[&[u8]] = &[
+    b"gnu-awk",
+    b"posix-awk",
+    b"awk",
+    b"posix-egrep",
+    b"egrep",
+    b"posix-minimal-basic",
+];
 
 /// The `onig` syntax of a `-regextype` GNU and `onig` read alike.
 fn regex_syntax(kind: &[u8]) -> Option<&'static onig::Syntax> {
@@ -560,6 +573,20 @@ impl Parser<'_> {
         let path = super::os(&name);
         match std::fs::File::create(path) {
             Ok(file) => {
+                // Another name of a file already open (a hard or symbolic link) shares
+                // its stream, as in GNU.
+                use std::os::unix::fs::MetadataExt;
+                if let Ok(meta) = file.metadata() {
+                    let same = self.program.targets.iter().position(|t| match t {
+                        Target::File { file: other, .. } => other
+                            .metadata()
+                            .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()),
+                        _ => false,
+                    });
+                    if let Some(i) = same {
+                        return Ok(i);
+                    }
+                }
                 self.program.targets.push(Target::File { name, file });
                 Ok(self.program.targets.len() - 1)
             }
@@ -575,6 +602,8 @@ impl Parser<'_> {
             Some(b'-') => (Cmp::Less, &value[1..]),
             _ => (Cmp::Equal, &value[..]),
         };
+        // GNU's number reader takes a sign of its own: `-uid -+1` is `-uid -1`.
+        let digits = digits.strip_prefix(b"+").unwrap_or(digits);
         if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
             return invalid();
         }
@@ -616,7 +645,10 @@ impl Parser<'_> {
         })
     }
 
-    fn age(&mut self, name: &str, field: TimeField, unit: f64) -> Result<Node, ParseError> {
+    /// `-mtime N` and friends, as GNU 4.9 computes them: a reference time `origin - N
+    /// units`, where `origin` is a day before find started (midnight today with
+    /// `-daystart`), a day later for minutes, and the end of that day for `-N` days.
+    fn age(&mut self, name: &str, field: TimeField, unit: i64) -> Result<Node, ParseError> {
         let value = self.value(name)?;
         let invalid = || error(format!("invalid argument `{}' to `{name}'", lossy(&value)));
         let (cmp, digits) = match value.first() {
@@ -631,20 +663,32 @@ impl Parser<'_> {
         else {
             return invalid();
         };
-        let origin = if self.daystart {
-            // GNU measures from the end of today.
+        const DAY: i128 = 86_400 * 1_000_000_000;
+        let now = i128::from(self.program.now.0) * 1_000_000_000 + i128::from(self.program.now.1);
+        let day_start = if self.daystart {
             let midnight =
                 super::sys::local_midnight(self.program.now.0).unwrap_or(self.program.now.0);
-            (midnight + 86400, 0)
+            i128::from(midnight) * 1_000_000_000
         } else {
-            self.program.now
+            now - DAY
+        };
+        let origin = match (unit, cmp) {
+            (60, _) => day_start + DAY,
+            (_, Cmp::Less) => day_start + DAY - 1_000_000_000,
+            _ => day_start,
+        };
+        #[allow(clippy::cast_possible_truncation, reason = "as GNU's modf and casts")]
+        let offset = {
+            let total = n * unit as f64;
+            let seconds = total.trunc();
+            let nanos = ((total - seconds) * 1e9) as i128;
+            seconds as i128 * 1_000_000_000 + nanos
         };
         Ok(Node::Age {
             field,
             cmp,
-            n,
-            unit,
-            origin,
+            reference: origin - offset,
+            window: i128::from(unit) * 1_000_000_000,
         })
     }
 
@@ -671,9 +715,28 @@ impl Parser<'_> {
                 match regex_syntax(&kind) {
                     Some(syntax) => self.regex_syntax = syntax,
                     None => {
+                        let valid: Vec<String> = [
+                            "findutils-default",
+                            "ed",
+                            "emacs",
+                            "gnu-awk",
+                            "grep",
+                            "posix-awk",
+                            "awk",
+                            "posix-basic",
+                            "posix-egrep",
+                            "egrep",
+                            "posix-extended",
+                            "posix-minimal-basic",
+                            "sed",
+                        ]
+                        .iter()
+                        .map(|t| quote(t.as_bytes()))
+                        .collect();
                         return error(format!(
-                            "Unknown regular expression type {}; valid types are 'findutils-default', 'ed', 'emacs', 'gnu-awk', 'grep', 'posix-awk', 'awk', 'posix-basic', 'posix-egrep', 'egrep', 'posix-extended', 'posix-minimal-basic', 'sed'.",
-                            quote(&kind)
+                            "Unknown regular expression type {}; valid types are {}.",
+                            quote(&kind),
+                            valid.join(", ")
                         ));
                     }
                 }
@@ -724,12 +787,12 @@ impl Parser<'_> {
                     reference,
                 }
             }
-            "-mtime" => self.age(name, TimeField::Modify, 86400.0)?,
-            "-atime" => self.age(name, TimeField::Access, 86400.0)?,
-            "-ctime" => self.age(name, TimeField::Change, 86400.0)?,
-            "-mmin" => self.age(name, TimeField::Modify, 60.0)?,
-            "-amin" => self.age(name, TimeField::Access, 60.0)?,
-            "-cmin" => self.age(name, TimeField::Change, 60.0)?,
+            "-mtime" => self.age(name, TimeField::Modify, 86400)?,
+            "-atime" => self.age(name, TimeField::Access, 86400)?,
+            "-ctime" => self.age(name, TimeField::Change, 86400)?,
+            "-mmin" => self.age(name, TimeField::Modify, 60)?,
+            "-amin" => self.age(name, TimeField::Access, 60)?,
+            "-cmin" => self.age(name, TimeField::Change, 60)?,
             "-perm" => {
                 let value = self.value(name)?;
                 perm(&value)?
@@ -932,13 +995,11 @@ impl Parser<'_> {
             b"k" => 1024,
             b"M" => 1024 * 1024,
             b"G" => 1024 * 1024 * 1024,
-            _ => {
-                let shown = if digits == 0 { rest } else { &suffix[..1] };
-                return error(format!("invalid -size type `{}'", lossy(shown)));
-            }
+            _ if digits == 0 => return error(format!("invalid -size type `{}'", lossy(value))),
+            _ => return error(format!("invalid -size type `{}'", lossy(&suffix[..1]))),
         };
         if digits == 0 {
-            return error(format!("invalid -size type `{}'", lossy(suffix)));
+            return error(format!("invalid -size type `{}'", lossy(value)));
         }
         let n = std::str::from_utf8(&rest[..digits])
             .ok()

@@ -54,17 +54,11 @@ pub(super) fn strftime(format: &str, seconds: i64) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-#[allow(clippy::useless_conversion, reason = "time_t is not i64 everywhere")]
-/// The local time's midnight of the day `seconds` is in (for `-daystart`).
+/// The local time's midnight of the day `seconds` is in (for `-daystart`), as GNU
+/// computes it: `seconds` less the time of day.
 pub(super) fn local_midnight(seconds: i64) -> Option<i64> {
-    let mut tm = local_time(seconds)?;
-    tm.tm_hour = 0;
-    tm.tm_min = 0;
-    tm.tm_sec = 0;
-    tm.tm_isdst = -1;
-    // SAFETY: tm is a valid, initialised value.
-    let t = unsafe { libc::mktime(&raw mut tm) };
-    (t != -1).then(|| i64::from(t))
+    let tm = local_time(seconds)?;
+    Some(seconds - i64::from(tm.tm_sec) - 60 * i64::from(tm.tm_min) - 3600 * i64::from(tm.tm_hour))
 }
 
 /// The name of user `uid`, if the user database has one.
@@ -125,6 +119,18 @@ pub(super) fn chdir_before_exec(command: &mut std::process::Command, dir: std::o
             } else {
                 Err(std::io::Error::last_os_error())
             }
+        });
+    }
+}
+
+/// Makes `command` run with standard input closed (`-ok`).
+pub(super) fn close_stdin_before_exec(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: close is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            libc::close(0);
+            Ok(())
         });
     }
 }

@@ -68,7 +68,17 @@ pub(super) fn stat_path(path: &[u8], follow: bool) -> std::io::Result<Meta> {
     if path.is_empty() {
         return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
     }
-    stat_at(rustix::fs::CWD, path, follow)
+    match stat_at(rustix::fs::CWD, path, follow) {
+        // A broken link is its own reference, as in GNU.
+        Err(e) if follow && dangling(&e) => stat_at(rustix::fs::CWD, path, false).map_err(|_| e),
+        other => other,
+    }
+}
+
+/// Whether a `stat` that follows a link failed because the link points nowhere (GNU
+/// then uses the link itself); a loop (`ELOOP`) stays an error.
+fn dangling(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR))
 }
 
 fn open_dir(dir: BorrowedFd<'_>, name: &[u8], follow: bool) -> std::io::Result<OwnedFd> {
@@ -80,14 +90,29 @@ fn open_dir(dir: BorrowedFd<'_>, name: &[u8], follow: bool) -> std::io::Result<O
 }
 
 /// The names in an open directory, in `readdir` order, without `.` and `..`.
-fn read_names(fd: &OwnedFd) -> std::io::Result<Vec<Bytes>> {
-    let mut dir = rustix::fs::Dir::read_from(fd)?;
+/// The names in an open directory, in `readdir` order, without `.` and `..`, with the
+/// type letter `readdir` gives (`None` where the file system gives none). Read from a
+/// duplicate of `fd` itself: a directory that may be read but not searched is listed.
+fn read_names(fd: &OwnedFd) -> std::io::Result<Vec<(Bytes, Option<u8>)>> {
+    use rustix::fs::FileType;
+    let dup = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
+    let mut dir = rustix::fs::Dir::new(dup)?;
     let mut names = Vec::new();
     while let Some(entry) = dir.read() {
         let entry = entry?;
         let name = entry.file_name().to_bytes();
         if name != b"." && name != b".." {
-            names.push(name.to_vec());
+            let kind = match entry.file_type() {
+                FileType::RegularFile => Some(b'f'),
+                FileType::Directory => Some(b'd'),
+                FileType::Symlink => Some(b'l'),
+                FileType::Fifo => Some(b'p'),
+                FileType::Socket => Some(b's'),
+                FileType::CharacterDevice => Some(b'c'),
+                FileType::BlockDevice => Some(b'b'),
+                _ => None,
+            };
+            names.push((name.to_vec(), kind));
         }
     }
     Ok(names)
@@ -105,7 +130,9 @@ struct Level {
     path_len: usize,
 }
 
-/// A file being evaluated.
+/// A file being evaluated. As in GNU find, a file is `stat`ed only when something needs
+/// it: `-name`, `-print` or `-type` (from `readdir`) of a file that cannot be `stat`ed
+/// still work, and a test that needs the `stat` reports the error and is false.
 struct Entry<'a> {
     path: &'a [u8],
     root: &'a [u8],
@@ -115,9 +142,21 @@ struct Entry<'a> {
     /// The length of the parent directory's path in `path` (for `-execdir`).
     parent_len: usize,
     depth: usize,
-    meta: Meta,
-    /// Whether `meta` follows a symbolic link (`-L`, or `-H` for a starting point).
+    meta: std::cell::Cell<Option<Meta>>,
+    kind: std::cell::Cell<Option<u8>>,
+    /// Its `stat` failed and the error was reported: tests that need it are false.
+    failed: std::cell::Cell<bool>,
+    /// Whether links are followed for this file (`-L`, or `-H` for a starting point).
     follow: bool,
+}
+
+/// What the walk knows of a file before it is evaluated.
+#[derive(Clone, Copy)]
+struct Found {
+    meta: Option<Meta>,
+    kind: Option<u8>,
+    /// Its `stat` failed (reported already).
+    failed: bool,
 }
 
 /// A `{} +` command's gathered paths.
@@ -151,6 +190,49 @@ impl Sink {
         {
             self.error = Some(e);
         }
+    }
+}
+
+/// A file written in whole blocks of its `st_blksize`, as C's stdio writes a file or a
+/// pipe: where find's output and its error messages share a file, they interleave as
+/// GNU find's do.
+struct Blocks {
+    file: std::fs::File,
+    buf: Bytes,
+    block: usize,
+}
+
+impl Blocks {
+    fn new(file: std::fs::File) -> Self {
+        let block = rustix::fs::fstat(&file)
+            .ok()
+            .and_then(|st| usize::try_from(st.st_blksize).ok())
+            .filter(|&b| b > 0)
+            .unwrap_or(8192);
+        Self {
+            file,
+            buf: Bytes::with_capacity(block),
+            block,
+        }
+    }
+}
+
+impl Write for Blocks {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= self.block {
+            let whole = self.buf.len() / self.block * self.block;
+            let result = self.file.write_all(&self.buf[..whole]);
+            self.buf.drain(..whole);
+            result?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.file.write_all(&self.buf);
+        self.buf.clear();
+        result
     }
 }
 
@@ -195,10 +277,7 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
                     Ok(fd) if stdout.is_terminal() => {
                         Box::new(std::io::LineWriter::new(std::fs::File::from(fd)))
                     }
-                    Ok(fd) => Box::new(std::io::BufWriter::with_capacity(
-                        64 * 1024,
-                        std::fs::File::from(fd),
-                    )),
+                    Ok(fd) => Box::new(Blocks::new(std::fs::File::from(fd))),
                     Err(_) => Box::new(stdout),
                 };
                 Sink {
@@ -213,7 +292,7 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
                 error: None,
             },
             Target::File { name, file } => Sink {
-                out: Box::new(std::io::BufWriter::new(file)),
+                out: Box::new(Blocks::new(file)),
                 name: Some(name),
                 error: None,
             },
@@ -272,6 +351,13 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
 }
 
 impl Run<'_> {
+    /// Standard output is flushed before a message, as gnulib's `error` flushes it.
+    fn flush_stdout(&mut self) {
+        if let Some(sink) = self.sinks.first_mut() {
+            sink.flush();
+        }
+    }
+
     fn error(&mut self, path: &[u8], error: &std::io::Error) {
         self.flush_stdout();
         find_error(&format!(
@@ -282,21 +368,13 @@ impl Run<'_> {
         self.status = 1;
     }
 
-    fn flush_stdout(&mut self) {
-        if let Some(sink) = self.sinks.first_mut() {
-            sink.flush();
-        }
-    }
-
     fn root(&mut self, expr: &Node, root: &[u8]) {
         let follow = self.program.follow != Follow::Never;
         let meta = if root.is_empty() {
             Err(std::io::Error::from_raw_os_error(libc::ENOENT))
         } else {
             match stat_at(rustix::fs::CWD, root, follow) {
-                Err(e)
-                    if follow && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP)) =>
-                {
+                Err(e) if follow && e.raw_os_error() == Some(libc::ENOENT) => {
                     stat_at(rustix::fs::CWD, root, false)
                 }
                 other => other,
@@ -305,21 +383,19 @@ impl Run<'_> {
         let meta = match meta {
             Ok(meta) => meta,
             Err(e) => {
-                // GNU reports a missing directory in a starting point as a missing file.
-                let e = if e.raw_os_error() == Some(libc::ENOTDIR) {
-                    std::io::Error::from_raw_os_error(libc::ENOENT)
-                } else {
-                    e
-                };
                 self.error(root, &e);
                 return;
             }
         };
-        let followed = follow && !meta.is_link();
         let mut path = root.to_vec();
         self.levels.clear();
+        let found = Found {
+            meta: Some(meta),
+            kind: Some(meta.type_letter()),
+            failed: false,
+        };
         self.visit(
-            expr, &mut path, root, None, root, 0, meta, followed, meta.dev,
+            expr, &mut path, root, None, root, 0, found, follow, meta.dev,
         );
     }
 
@@ -377,12 +453,13 @@ impl Run<'_> {
         parent: Option<usize>,
         name: &[u8],
         depth: usize,
-        meta: Meta,
+        found: Found,
         follow: bool,
         root_dev: u64,
     ) {
         let program = self.program;
-        if meta.is_dir() {
+        let dir_meta = found.meta.filter(Meta::is_dir);
+        if let Some(meta) = dir_meta {
             // A directory that is one of its own ancestors: a loop (symbolic links
             // followed, or a bind mount).
             if let Some(ancestor) = self
@@ -401,13 +478,13 @@ impl Run<'_> {
                 return;
             }
         }
-        let mut descend = meta.is_dir()
-            && program.max_depth.is_none_or(|m| depth < m)
-            && !(program.xdev && meta.dev != root_dev);
+        let mut descend = dir_meta.is_some_and(|meta| {
+            program.max_depth.is_none_or(|m| depth < m) && !(program.xdev && meta.dev != root_dev)
+        });
         let evaluate = depth >= program.min_depth && program.max_depth.is_none_or(|m| depth <= m);
         if evaluate && !program.depth_first {
             self.prune = false;
-            self.evaluate(expr, path, root, parent, name, depth, meta, follow);
+            self.evaluate(expr, path, root, parent, name, depth, found, follow);
             if self.prune {
                 descend = false;
             }
@@ -415,7 +492,7 @@ impl Run<'_> {
         if self.quit {
             return;
         }
-        if descend {
+        if let Some(meta) = dir_meta.filter(|_| descend) {
             self.descend(
                 expr, path, root, parent, name, depth, meta, follow, root_dev,
             );
@@ -424,7 +501,7 @@ impl Run<'_> {
             return;
         }
         if evaluate && program.depth_first {
-            self.evaluate(expr, path, root, parent, name, depth, meta, follow);
+            self.evaluate(expr, path, root, parent, name, depth, found, follow);
         }
     }
 
@@ -437,7 +514,7 @@ impl Run<'_> {
         parent: Option<usize>,
         name: &[u8],
         depth: usize,
-        meta: Meta,
+        found: Found,
         follow: bool,
     ) {
         let dir = match parent {
@@ -459,7 +536,9 @@ impl Run<'_> {
             name,
             parent_len,
             depth,
-            meta,
+            meta: std::cell::Cell::new(found.meta),
+            kind: std::cell::Cell::new(found.kind),
+            failed: std::cell::Cell::new(found.failed),
             follow,
         };
         self.eval(expr, &entry);
@@ -518,7 +597,7 @@ impl Run<'_> {
         self.enforce_budget(level);
         let base_len = path.len();
         let follow_all = self.program.follow == Follow::Always;
-        for child in names {
+        for (child, kind) in names {
             if self.quit {
                 break;
             }
@@ -527,36 +606,59 @@ impl Run<'_> {
                 path.push(b'/');
             }
             path.extend_from_slice(&child);
-            let dir = match self.level_dir(level) {
-                Ok(dir) => dir,
-                Err(e) => {
-                    path.truncate(base_len);
-                    let p = path.clone();
-                    self.error(&p, &e);
-                    break;
-                }
-            };
-            let meta = match stat_at(dir.fd(), &child, follow_all) {
-                Err(e) if follow_all && e.raw_os_error() == Some(libc::ENOENT) => {
-                    stat_at(dir.fd(), &child, false)
-                }
-                Err(e) if follow_all && e.raw_os_error() == Some(libc::ELOOP) => {
-                    stat_at(dir.fd(), &child, false)
-                }
-                other => other,
-            };
-            drop(dir);
-            let meta = match meta {
-                Ok(meta) => meta,
-                Err(e) => {
-                    if !(self.program.ignore_race && e.raw_os_error() == Some(libc::ENOENT)) {
-                        let p = path.clone();
-                        self.error(&p, &e);
+            // A file that `readdir` says is neither a directory nor a link to follow is
+            // not `stat`ed until something needs it.
+            let found = match kind {
+                Some(k) if k != b'd' && !(follow_all && k == b'l') => Found {
+                    meta: None,
+                    kind: Some(k),
+                    failed: false,
+                },
+                _ => {
+                    let dir = match self.level_dir(level) {
+                        Ok(dir) => dir,
+                        Err(e) => {
+                            path.truncate(base_len);
+                            let p = path.clone();
+                            self.error(&p, &e);
+                            break;
+                        }
+                    };
+                    let meta = match stat_at(dir.fd(), &child, follow_all) {
+                        Err(e) if follow_all && e.raw_os_error() == Some(libc::ENOENT) => {
+                            stat_at(dir.fd(), &child, false)
+                        }
+                        other => other,
+                    };
+                    match meta {
+                        Ok(meta) => Found {
+                            meta: Some(meta),
+                            kind: Some(meta.type_letter()),
+                            failed: false,
+                        },
+                        Err(e)
+                            if self.program.ignore_race
+                                && e.raw_os_error() == Some(libc::ENOENT) =>
+                        {
+                            continue;
+                        }
+                        Err(e) => {
+                            let p = path.clone();
+                            self.error(&p, &e);
+                            // A loop is not visited; any other file is, without its
+                            // `stat` (GNU: a name is better than nothing).
+                            if e.raw_os_error() == Some(libc::ELOOP) {
+                                continue;
+                            }
+                            Found {
+                                meta: None,
+                                kind: None,
+                                failed: true,
+                            }
+                        }
                     }
-                    continue;
                 }
             };
-            let child_follow = follow_all && !meta.is_link();
             self.visit(
                 expr,
                 path,
@@ -564,8 +666,8 @@ impl Run<'_> {
                 Some(level),
                 &child,
                 depth + 1,
-                meta,
-                child_follow,
+                found,
+                follow_all,
                 root_dev,
             );
         }
@@ -584,7 +686,67 @@ impl Run<'_> {
         }
     }
 
+    /// The file's `stat`, made now if not yet; an error is reported (and `None`).
+    fn need_stat(&mut self, e: &Entry<'_>) -> Option<Meta> {
+        if let Some(meta) = e.meta.get() {
+            return Some(meta);
+        }
+        if e.failed.get() {
+            return None;
+        }
+        let result = match stat_at(e.dir.fd(), e.name, e.follow) {
+            Err(err) if e.follow && dangling(&err) => stat_at(e.dir.fd(), e.name, false),
+            other => other,
+        };
+        match result {
+            Ok(meta) => {
+                e.meta.set(Some(meta));
+                e.kind.set(Some(meta.type_letter()));
+                Some(meta)
+            }
+            Err(err) => {
+                e.failed.set(true);
+                self.error(e.path, &err);
+                None
+            }
+        }
+    }
+
+    /// The file's type letter, from `readdir` or a `stat`.
+    fn need_type(&mut self, e: &Entry<'_>) -> Option<u8> {
+        match e.kind.get() {
+            Some(kind) => Some(kind),
+            None => self.need_stat(e).map(|m| m.type_letter()),
+        }
+    }
+
+    /// `-xtype`: the type seen the other way (`-P`: following the link; `-L`: the link).
+    fn other_type(&mut self, e: &Entry<'_>) -> Option<u8> {
+        match stat_at(e.dir.fd(), e.name, !e.follow) {
+            Ok(meta) => Some(meta.type_letter()),
+            Err(err) if !e.follow && dangling(&err) => Some(b'l'),
+            Err(err) => {
+                self.error(e.path, &err);
+                None
+            }
+        }
+    }
+
     fn eval(&mut self, node: &Node, e: &Entry<'_>) -> bool {
+        // What GNU's predicate needs: a `stat`, the type, or nothing.
+        let m = match need(node, self.program.depth_first) {
+            Need::Stat => match self.need_stat(e) {
+                Some(meta) => meta,
+                None => return false,
+            },
+            Need::Type => {
+                if self.need_type(e).is_none() {
+                    return false;
+                }
+                e.meta.get().unwrap_or_default()
+            }
+            Need::Nothing => e.meta.get().unwrap_or_default(),
+        };
         match node {
             Node::And(a, b) => self.eval(a, e) && !self.quit && self.eval(b, e),
             Node::Or(a, b) => self.eval(a, e) || (!self.quit && self.eval(b, e)),
@@ -600,7 +762,7 @@ impl Run<'_> {
             }
             Node::Path { pattern, casefold } => super::sys::fnmatch(pattern, e.path, *casefold),
             Node::Lname { pattern, casefold } => {
-                e.meta.is_link()
+                m.is_link()
                     && read_link(e).is_some_and(|t| super::sys::fnmatch(pattern, &t, *casefold))
             }
             Node::Regex(regex) => {
@@ -622,19 +784,15 @@ impl Run<'_> {
                 }
             }
             Node::Type { types, x } => {
-                let letter = if *x {
-                    other_type(e)
-                } else {
-                    e.meta.type_letter()
-                };
-                types.contains(&letter)
+                let letter = if *x { self.other_type(e) } else { e.kind.get() };
+                letter.is_some_and(|l| types.contains(&l))
             }
             Node::Size { cmp, n, unit } => {
-                let size = u64::try_from(e.meta.size).unwrap_or(0);
+                let size = u64::try_from(m.size).unwrap_or(0);
                 cmp.test(size.div_ceil(*unit), *n)
             }
-            Node::Empty => match e.meta.type_letter() {
-                b'f' => e.meta.size == 0,
+            Node::Empty => match m.type_letter() {
+                b'f' => m.size == 0,
                 b'd' => match open_dir(e.dir.fd(), e.name, e.follow).and_then(|fd| read_names(&fd))
                 {
                     Ok(names) => names.is_empty(),
@@ -646,40 +804,37 @@ impl Run<'_> {
                 },
                 _ => false,
             },
-            Node::Newer { field, reference } => time_of(&e.meta, *field) > *reference,
+            Node::Newer { field, reference } => time_of(&m, *field) > *reference,
             Node::Age {
                 field,
                 cmp,
-                n,
-                unit,
-                origin,
+                reference,
+                window,
             } => {
-                let (s, ns) = time_of(&e.meta, *field);
-                #[allow(clippy::cast_precision_loss, reason = "ages in seconds fit")]
-                let age = (origin.0 - s) as f64 + (origin.1 - ns) as f64 / 1e9;
-                let units = (age / unit).floor();
+                let (s, ns) = time_of(&m, *field);
+                let t = i128::from(s) * 1_000_000_000 + i128::from(ns);
                 match cmp {
-                    Cmp::Equal => units == *n,
-                    Cmp::Greater => units > *n,
-                    Cmp::Less => units < *n,
+                    Cmp::Greater => t < *reference,
+                    Cmp::Less => t > *reference,
+                    Cmp::Equal => t > *reference && t - *reference <= *window,
                 }
             }
             Node::Perm { kind, file, dir } => {
-                let want = if e.meta.is_dir() { *dir } else { *file };
-                let mode = e.meta.mode & 0o7777;
+                let want = if m.is_dir() { *dir } else { *file };
+                let mode = m.mode & 0o7777;
                 match kind {
                     PermKind::Exact => mode == want,
                     PermKind::All => mode & want == want,
                     PermKind::Any => want == 0 || mode & want != 0,
                 }
             }
-            Node::Uid(cmp, n) => cmp.test(u64::from(e.meta.uid), *n),
-            Node::Gid(cmp, n) => cmp.test(u64::from(e.meta.gid), *n),
-            Node::NoUser => self.user(e.meta.uid).is_none(),
-            Node::NoGroup => self.group(e.meta.gid).is_none(),
-            Node::Links(cmp, n) => cmp.test(e.meta.nlink, *n),
-            Node::Inum(cmp, n) => cmp.test(e.meta.ino, *n),
-            Node::SameFile { dev, ino } => e.meta.dev == *dev && e.meta.ino == *ino,
+            Node::Uid(cmp, n) => cmp.test(u64::from(m.uid), *n),
+            Node::Gid(cmp, n) => cmp.test(u64::from(m.gid), *n),
+            Node::NoUser => self.user(m.uid).is_none(),
+            Node::NoGroup => self.group(m.gid).is_none(),
+            Node::Links(cmp, n) => cmp.test(m.nlink, *n),
+            Node::Inum(cmp, n) => cmp.test(m.ino, *n),
+            Node::SameFile { dev, ino } => m.dev == *dev && m.ino == *ino,
             Node::Access(mode) => {
                 rustix::fs::accessat(e.dir.fd(), os(e.name), *mode, AtFlags::empty()).is_ok()
             }
@@ -691,7 +846,7 @@ impl Run<'_> {
             }
             Node::Printf { out, format } => {
                 let mut text = Bytes::new();
-                let stop = self.printf(&mut text, format, e);
+                let stop = self.printf(&mut text, format, e, &m);
                 let sink = &mut self.sinks[*out];
                 sink.write(&text);
                 if stop {
@@ -702,21 +857,21 @@ impl Run<'_> {
             Node::Ls { out } => {
                 let mut text = Bytes::new();
                 let owner = self
-                    .user(e.meta.uid)
-                    .unwrap_or_else(|| e.meta.uid.to_string().into_bytes());
+                    .user(m.uid)
+                    .unwrap_or_else(|| m.uid.to_string().into_bytes());
                 let group = self
-                    .group(e.meta.gid)
-                    .unwrap_or_else(|| e.meta.gid.to_string().into_bytes());
+                    .group(m.gid)
+                    .unwrap_or_else(|| m.gid.to_string().into_bytes());
                 printf::ls_prefix(
                     &mut text,
                     &mut self.ls,
-                    &e.meta,
+                    &m,
                     &owner,
                     &group,
                     self.program.now.0,
                 );
                 printf::ls_name(&mut text, e.path);
-                if e.meta.is_link()
+                if m.is_link()
                     && let Some(target) = read_link(e)
                 {
                     text.extend_from_slice(b" -> ");
@@ -727,7 +882,7 @@ impl Run<'_> {
                 true
             }
             Node::Prune => {
-                if !self.program.depth_first {
+                if !self.program.depth_first && m.is_dir() {
                     self.prune = true;
                 }
                 true
@@ -759,12 +914,17 @@ impl Run<'_> {
         if e.path == b"." {
             return true;
         }
-        let flags = if e.meta.is_dir() {
+        let is_dir = e.meta.get().is_some_and(|m| m.is_dir());
+        let flags = if is_dir {
             AtFlags::REMOVEDIR
         } else {
             AtFlags::empty()
         };
-        match rustix::fs::unlinkat(e.dir.fd(), os(e.name), flags) {
+        let mut result = rustix::fs::unlinkat(e.dir.fd(), os(e.name), flags);
+        if result == Err(rustix::io::Errno::ISDIR) && !is_dir {
+            result = rustix::fs::unlinkat(e.dir.fd(), os(e.name), AtFlags::REMOVEDIR);
+        }
+        match result {
             Ok(()) => true,
             Err(err) => {
                 let err = std::io::Error::from(err);
@@ -781,7 +941,7 @@ impl Run<'_> {
     }
 
     /// Appends `format` for `e`; returns whether a `\c` stopped it.
-    fn printf(&mut self, out: &mut Bytes, format: &[Segment], e: &Entry<'_>) -> bool {
+    fn printf(&mut self, out: &mut Bytes, format: &[Segment], e: &Entry<'_>, m: &Meta) -> bool {
         for segment in format {
             let (spec, letter, time) = match segment {
                 Segment::Literal(text) => {
@@ -791,7 +951,6 @@ impl Run<'_> {
                 Segment::Stop => return true,
                 Segment::Directive { spec, letter, time } => (spec.as_slice(), *letter, *time),
             };
-            let m = &e.meta;
             match letter {
                 b'a' => printf::string(out, &printf::time(m.atime, 0), spec),
                 b'c' => printf::string(out, &printf::time(m.ctime, 0), spec),
@@ -811,7 +970,13 @@ impl Run<'_> {
                 b'D' => printf::string(out, m.dev.to_string().as_bytes(), spec),
                 b'f' => printf::string(out, &base_name(e.path), spec),
                 b'h' => {
-                    let dir: &[u8] = match memchr::memrchr(b'/', e.path) {
+                    // Trailing slashes removed first (`/` stays), then what is before
+                    // the last slash, or `.`.
+                    let mut end = e.path.len();
+                    while end > 1 && e.path[end - 1] == b'/' {
+                        end -= 1;
+                    }
+                    let dir: &[u8] = match memchr::memrchr(b'/', &e.path[..end]) {
                         Some(at) => &e.path[..at],
                         None => b".",
                     };
@@ -856,14 +1021,17 @@ impl Run<'_> {
                     };
                     printf::float(out, ratio, spec);
                 }
-                b'y' => printf::string(out, &[m.type_letter()], spec),
+                b'y' => printf::string(out, &[e.kind.get().unwrap_or(b'U')], spec),
                 b'Y' => {
                     let letter = if m.is_link() {
                         match stat_at(e.dir.fd(), e.name, true) {
                             Ok(target) => target.type_letter(),
                             Err(err) if err.raw_os_error() == Some(libc::ELOOP) => b'L',
-                            Err(err) if err.raw_os_error() == Some(libc::ENOENT) => b'N',
-                            Err(_) => b'?',
+                            Err(err) if dangling(&err) => b'N',
+                            Err(err) => {
+                                self.error(e.path, &err);
+                                b'?'
+                            }
                         }
                     } else {
                         m.type_letter()
@@ -906,23 +1074,21 @@ impl Run<'_> {
             return true;
         }
         let argv: Vec<Bytes> = exec.argv.iter().map(|a| replace_braces(a, &arg)).collect();
-        if exec.ask && !self.confirm(&argv) {
+        if exec.ask && !self.confirm(&argv, e.path) {
             return false;
         }
-        self.spawn(&argv, dir.as_ref().map(|(d, _)| d))
+        self.spawn(&argv, dir.as_ref().map(|(d, _)| d), exec.ask)
             .is_some_and(|ok| ok)
     }
 
     /// The `-ok` prompt on standard error; reads the answer from standard input.
-    fn confirm(&mut self, argv: &[Bytes]) -> bool {
+    fn confirm(&mut self, argv: &[Bytes], path: &[u8]) -> bool {
         self.flush_all();
+        // GNU's prompt names the command and the file only.
         let mut prompt = b"< ".to_vec();
-        for (n, a) in argv.iter().enumerate() {
-            if n > 0 {
-                prompt.push(b' ');
-            }
-            prompt.extend_from_slice(a);
-        }
+        prompt.extend_from_slice(&argv[0]);
+        prompt.extend_from_slice(b" ... ");
+        prompt.extend_from_slice(path);
         prompt.extend_from_slice(b" > ? ");
         let mut stderr = std::io::stderr();
         let _ = stderr.write_all(&prompt);
@@ -976,10 +1142,14 @@ impl Run<'_> {
     }
 
     /// Runs `argv` (in `dir` for `-execdir`); `None` when it could not start.
-    fn spawn(&mut self, argv: &[Bytes], dir: Option<&Dir>) -> Option<bool> {
+    /// `-ok` and `-okdir` run the command with standard input closed, as GNU does.
+    fn spawn(&mut self, argv: &[Bytes], dir: Option<&Dir>, close_stdin: bool) -> Option<bool> {
         self.flush_all();
         let mut command = std::process::Command::new(os(&argv[0]));
         command.args(argv[1..].iter().map(|a| os(a)));
+        if close_stdin {
+            super::sys::close_stdin_before_exec(&mut command);
+        }
         if let Some(dir) = dir {
             super::sys::chdir_before_exec(&mut command, std::os::fd::AsRawFd::as_raw_fd(&dir.fd()));
         }
@@ -1004,7 +1174,7 @@ impl Run<'_> {
         }
         let mut argv = self.program.execs[i].argv.clone();
         argv.extend(batch.args);
-        if self.spawn(&argv, batch.dir.as_ref().map(|(d, _)| d)) != Some(true) {
+        if self.spawn(&argv, batch.dir.as_ref().map(|(d, _)| d), false) != Some(true) {
             self.status = 1;
         }
     }
@@ -1045,22 +1215,54 @@ fn read_link(e: &Entry<'_>) -> Option<Bytes> {
         .map(std::ffi::CString::into_bytes)
 }
 
-/// `-xtype`: the type seen the other way (`-P`: following the link; `-L`: the link).
-fn other_type(e: &Entry<'_>) -> u8 {
-    if e.follow {
-        stat_at(e.dir.fd(), e.name, false).map_or(b'l', |m| m.type_letter())
-    } else if e.meta.is_link() {
-        stat_at(e.dir.fd(), e.name, true).map_or(b'l', |m| m.type_letter())
-    } else {
-        e.meta.type_letter()
-    }
-}
-
 fn time_of(meta: &Meta, field: TimeField) -> (i64, i64) {
     match field {
         TimeField::Access => meta.atime,
         TimeField::Change => meta.ctime,
         TimeField::Modify => meta.mtime,
+    }
+}
+
+/// What a predicate needs of a file before it can answer (GNU's `need_stat` and
+/// `need_type`).
+enum Need {
+    Nothing,
+    Type,
+    Stat,
+}
+
+fn need(node: &Node, depth_first: bool) -> Need {
+    match node {
+        Node::And(..)
+        | Node::Or(..)
+        | Node::Comma(..)
+        | Node::Not(_)
+        | Node::True
+        | Node::False
+        | Node::Name { .. }
+        | Node::Path { .. }
+        | Node::Regex(_)
+        | Node::Print { .. }
+        | Node::Quit
+        | Node::Exec(_)
+        | Node::Access(_)
+        | Node::Delete => Need::Nothing,
+        Node::Prune if depth_first => Need::Nothing,
+        Node::Type { .. } => Need::Type,
+        Node::Printf { format, .. } => {
+            let mut need = Need::Nothing;
+            for segment in format {
+                if let Segment::Directive { letter, .. } = segment {
+                    match letter {
+                        b'p' | b'P' | b'f' | b'h' | b'H' | b'd' => {}
+                        b'y' => need = Need::Type,
+                        _ => return Need::Stat,
+                    }
+                }
+            }
+            need
+        }
+        _ => Need::Stat,
     }
 }
 
