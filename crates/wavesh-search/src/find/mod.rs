@@ -260,7 +260,7 @@ mod tests {
         assert!(!parse::supported(&args(&[
             ".",
             "-regextype",
-            "sed2",
+            "egrep",
             "-regex",
             "x"
         ])));

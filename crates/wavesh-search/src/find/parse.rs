@@ -542,7 +542,7 @@ impl Parser<'_> {
 
     fn target(&mut self, name: &str) -> Result<usize, ParseError> {
         let file = self.value(name)?;
-        Ok(self.open_target(file)?)
+        self.open_target(file)
     }
 
     fn open_target(&mut self, name: Bytes) -> Result<usize, ParseError> {
@@ -1163,15 +1163,13 @@ fn symbolic_mode(mode: &[u8], is_dir: bool) -> Option<u32> {
             i += 1;
             let mut bits = 0u32;
             if i < clause.len() && b"ugo".contains(&clause[i]) {
-                let shift_from = |v: u32, c: u8| -> u32 {
-                    let perms = match c {
-                        b'u' => (v >> 6) & 7,
-                        b'g' => (v >> 3) & 7,
-                        _ => v & 7,
-                    };
-                    perms * 0o111
+                // Copy another class's bits (`g=u`) to every class.
+                let perms = match clause[i] {
+                    b'u' => (value >> 6) & 7,
+                    b'g' => (value >> 3) & 7,
+                    _ => value & 7,
                 };
-                bits = shift_from(value, clause[i]);
+                bits = perms * 0o111;
                 i += 1;
             } else {
                 while i < clause.len() && b"rwxXst".contains(&clause[i]) {

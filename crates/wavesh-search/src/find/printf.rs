@@ -553,8 +553,8 @@ mod tests {
         assert_eq!(render(|o| octal(o, 0o644, b"#")), "0644");
         assert_eq!(render(|o| octal(o, 0o644, b"#5")), " 0644");
         assert_eq!(render(|o| octal(o, 0o644, b"05")), "00644");
-        assert_eq!(render(|o| float(o, 1365.333_333, b"")), "1365.33");
-        assert_eq!(render(|o| float(o, 1365.333_333, b".2")), "1.4e+03");
+        assert_eq!(render(|o| float(o, 1_365.333_333, b"")), "1365.33");
+        assert_eq!(render(|o| float(o, 1_365.333_333, b".2")), "1.4e+03");
         assert_eq!(render(|o| float(o, 1.0, b"+")), "+1");
         assert_eq!(render(|o| float(o, 0.000_012_5, b"")), "1.25e-05");
         assert_eq!(render(|o| string(o, b"d/f", b"05")), "  d/f");

@@ -706,7 +706,10 @@ impl Run<'_> {
             }
             Err(err) => {
                 e.failed.set(true);
-                self.error(e.path, &err);
+                // -ignore_readdir_race: a file gone since readdir is no error.
+                if !(self.program.ignore_race && err.raw_os_error() == Some(libc::ENOENT)) {
+                    self.error(e.path, &err);
+                }
                 None
             }
         }
@@ -846,7 +849,7 @@ impl Run<'_> {
             }
             Node::Printf { out, format } => {
                 let mut text = Bytes::new();
-                let stop = self.printf(&mut text, format, e, &m);
+                let stop = self.printf(&mut text, *out, format, e, &m);
                 let sink = &mut self.sinks[*out];
                 sink.write(&text);
                 if stop {
@@ -941,7 +944,14 @@ impl Run<'_> {
     }
 
     /// Appends `format` for `e`; returns whether a `\c` stopped it.
-    fn printf(&mut self, out: &mut Bytes, format: &[Segment], e: &Entry<'_>, m: &Meta) -> bool {
+    fn printf(
+        &mut self,
+        out: &mut Bytes,
+        target: usize,
+        format: &[Segment],
+        e: &Entry<'_>,
+        m: &Meta,
+    ) -> bool {
         for segment in format {
             let (spec, letter, time) = match segment {
                 Segment::Literal(text) => {
@@ -1023,13 +1033,14 @@ impl Run<'_> {
                 }
                 b'y' => printf::string(out, &[e.kind.get().unwrap_or(b'U')], spec),
                 b'Y' => {
+                    let mut failure = None;
                     let letter = if m.is_link() {
                         match stat_at(e.dir.fd(), e.name, true) {
                             Ok(target) => target.type_letter(),
                             Err(err) if err.raw_os_error() == Some(libc::ELOOP) => b'L',
                             Err(err) if dangling(&err) => b'N',
                             Err(err) => {
-                                self.error(e.path, &err);
+                                failure = Some(err);
                                 b'?'
                             }
                         }
@@ -1037,6 +1048,18 @@ impl Run<'_> {
                         m.type_letter()
                     };
                     printf::string(out, &[letter], spec);
+                    // GNU reports the error after the `?`, in the middle of the line,
+                    // without changing the exit status.
+                    if let Some(err) = failure {
+                        self.sinks[target].write(out);
+                        out.clear();
+                        self.flush_stdout();
+                        find_error(&format!(
+                            "{}: {}",
+                            quote(e.path),
+                            crate::grep::os_message(&err)
+                        ));
+                    }
                 }
                 _ => {}
             }
