@@ -979,19 +979,7 @@ impl Run<'_> {
                 b'd' => printf::integer(out, i64::try_from(e.depth).unwrap_or(i64::MAX), spec),
                 b'D' => printf::string(out, m.dev.to_string().as_bytes(), spec),
                 b'f' => printf::string(out, &base_name(e.path), spec),
-                b'h' => {
-                    // Trailing slashes removed first (`/` stays), then what is before
-                    // the last slash, or `.`.
-                    let mut end = e.path.len();
-                    while end > 1 && e.path[end - 1] == b'/' {
-                        end -= 1;
-                    }
-                    let dir: &[u8] = match memchr::memrchr(b'/', &e.path[..end]) {
-                        Some(at) => &e.path[..at],
-                        None => b".",
-                    };
-                    printf::string(out, dir, spec);
-                }
+                b'h' => printf::string(out, &leading_dirs(e.path), spec),
                 b'H' => printf::string(out, e.root, spec),
                 b'p' => printf::string(out, e.path, spec),
                 b'P' => {
@@ -1203,6 +1191,25 @@ impl Run<'_> {
     }
 }
 
+/// `%h`, as GNU find 4.9 prints it: what is before the last slash once trailing slashes
+/// are removed (`d/` is `.`, `a/b//` is `a`, `/` is empty), or `.`; but a one-character
+/// name with trailing slashes and nothing before it keeps them less one (`x/` is `x`,
+/// `x//` is `x/`).
+fn leading_dirs(path: &[u8]) -> Bytes {
+    let mut end = path.len();
+    while end > 1 && path[end - 1] == b'/' {
+        end -= 1;
+    }
+    let cut = match memchr::memrchr(b'/', &path[..end]) {
+        None if end == 1 && end < path.len() => memchr::memrchr(b'/', path),
+        other => other,
+    };
+    match cut {
+        Some(at) => path[..at].to_vec(),
+        None => b".".to_vec(),
+    }
+}
+
 /// GNU's `-name` subject: the base name, trailing slashes removed (`/` stays `/`).
 fn name_for_match(path: &[u8]) -> Bytes {
     let mut base = base_name(path);
@@ -1316,6 +1323,34 @@ mod tests {
         assert_eq!(base_name(b"a/b//"), b"b/");
         assert_eq!(name_for_match(b"d/"), b"d");
         assert_eq!(name_for_match(b"/"), b"/");
+    }
+
+    #[test]
+    fn leading_dirs_are_gnu_4_9s() {
+        for (path, dirs) in [
+            (&b"x/"[..], &b"x"[..]),
+            (b"x//", b"x/"),
+            (b"xy/", b"."),
+            (b"xy//", b"."),
+            (b"a/x/", b"a"),
+            (b"./xy/", b"."),
+            (b"a//x/", b"a/"),
+            (b"a/x//", b"a"),
+            (b".", b"."),
+            (b"./", b"."),
+            (b".//", b"./"),
+            (b"a/.", b"a"),
+            (b"/", b""),
+            (b"/tmp/x/", b"/tmp"),
+            (b"d/f", b"d"),
+        ] {
+            assert_eq!(
+                leading_dirs(path),
+                dirs,
+                "{}",
+                String::from_utf8_lossy(path)
+            );
+        }
     }
 
     #[test]
