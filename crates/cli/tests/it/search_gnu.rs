@@ -823,3 +823,26 @@ fn search_1_null_data_separators_and_long_option_prefixes() {
         ("grep: dir: Is a directory\n", Some(2))
     );
 }
+
+/// Through the tool, a grep's output is GNU's alone: the meaning of its exit code 1
+/// ("No matches found", OUT-3) goes to `returnCodeInterpretation` and stands in the text
+/// only where the command printed nothing, never after the command's own last line.
+#[test]
+fn search_6_the_tool_adds_nothing_to_a_greps_output() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("f"), "a\nb\n").unwrap();
+    for (command, text) in [
+        ("env | grep -c WAVESH_NO_SUCH_TOKEN_ZZ", "0"),
+        ("grep -c zz f", "0"),
+        ("grep -H -c zz f", "f:0"),
+        ("grep zz f", "No matches found"),
+    ] {
+        let (run, json) = ws.run_json(&[], command);
+        assert_eq!(json["text"], text, "{command}\n{run}");
+        assert_eq!(json["is_error"], false, "{command}");
+        assert_eq!(
+            json["returnCodeInterpretation"], "No matches found",
+            "{command}"
+        );
+    }
+}
