@@ -641,3 +641,38 @@ fn search_2_find_age_tests_measure_as_gnu() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "f30\n");
 }
+
+/// On a terminal GNU find prints `?` for what is not a printable character of the
+/// locale (in -print and the name directives of -printf) and warns about a global
+/// option after a test: the same through a pseudo-terminal (`script`).
+#[test]
+fn search_2_find_on_a_terminal_shows_names_and_warns_as_gnu() {
+    if !system_find_is_gnu() || Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: find on a terminal: no GNU find or no script(1) here");
+        return;
+    }
+    let ws = Workspace::new();
+    raw_tree(&ws.root);
+    write(&ws.root.join("t/new\nline"), b"");
+    write(&ws.root.join("t/caf\u{e9}"), b"");
+    let on_tty = |find: &str| {
+        let script = format!(
+            "{find} t -maxdepth 1 -name 'n*' -o -maxdepth 1 -name 'caf*'; {find} t -printf '%p|%f|%h|%l\\n'; {find} t -name '*/x' -print0"
+        );
+        let output = Command::new("script")
+            .args(["-qec", &script, "/dev/null"])
+            .current_dir(&ws.root)
+            .env("LC_ALL", "C.UTF-8")
+            .env("WAVESH_GREP_STRICT", "1")
+            .output()
+            .unwrap();
+        output.stdout
+    };
+    let ours = on_tty(&format!("'{WAVESH}' find"));
+    let gnu = on_tty("find");
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&gnu)
+    );
+    assert!(memmem(&ours, b"t/new?line"));
+}

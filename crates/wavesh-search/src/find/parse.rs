@@ -318,6 +318,11 @@ struct Parser<'a> {
     daystart: bool,
     program: Program,
     has_action: bool,
+    /// GNU warns (about a global option after a test, a `-name` with a slash) when its
+    /// standard input is a terminal, or after `-warn`.
+    warn: bool,
+    /// The first argument of the expression that is not an option.
+    first_test: Option<String>,
 }
 
 /// Parses `args` (without the program name).
@@ -374,6 +379,8 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
             now,
         },
         has_action: false,
+        warn: std::io::IsTerminal::is_terminal(&std::io::stdin()),
+        first_test: None,
     };
     let expr = if parser.pos < args.len() {
         let expr = parser.comma()?;
@@ -464,6 +471,7 @@ impl Parser<'_> {
     fn not(&mut self) -> Result<Node, ParseError> {
         if let Some(op @ (b"!" | b"-not")) = self.peek() {
             let op = lossy(op);
+            self.note_argument(&op);
             self.pos += 1;
             self.last = Some(op.clone());
             if self.at_end_of_group() {
@@ -481,6 +489,7 @@ impl Parser<'_> {
         match arg {
             b"(" => {
                 self.pos += 1;
+                self.note_argument("(");
                 self.last = Some("(".to_owned());
                 if self.peek() == Some(b")") {
                     return error("invalid expression; empty parentheses are not allowed.");
@@ -507,6 +516,7 @@ impl Parser<'_> {
             _ if arg.len() > 1 && arg[0] == b'-' => {
                 let name = lossy(arg);
                 self.pos += 1;
+                self.note_argument(&name);
                 let node = self.predicate(&name)?;
                 self.last = Some(name);
                 Ok(node)
@@ -522,6 +532,33 @@ impl Parser<'_> {
                 }
                 Err(ParseError(lines))
             }
+        }
+    }
+
+    /// GNU's warning about a global option placed after a test.
+    fn note_argument(&mut self, name: &str) {
+        const GLOBAL: &[&str] = &[
+            "-maxdepth",
+            "-mindepth",
+            "-depth",
+            "-d",
+            "-xdev",
+            "-mount",
+            "-noleaf",
+            "-ignore_readdir_race",
+            "-noignore_readdir_race",
+        ];
+        const POSITIONAL: &[&str] = &["-daystart", "-follow", "-regextype", "-warn", "-nowarn"];
+        if GLOBAL.contains(&name) {
+            if self.warn
+                && let Some(first) = &self.first_test
+            {
+                warning(&format!(
+                    "you have specified the global option {name} after the argument {first}, but global options are not positional, i.e., {name} affects tests specified before it as well as those specified after it.  Please specify global options before other arguments."
+                ));
+            }
+        } else if !POSITIONAL.contains(&name) && self.first_test.is_none() {
+            self.first_test = Some(name.to_owned());
         }
     }
 
@@ -694,10 +731,20 @@ impl Parser<'_> {
 
     fn predicate(&mut self, name: &str) -> Result<Node, ParseError> {
         let node = match name {
-            "-name" | "-iname" => Node::Name {
-                pattern: self.pattern(name)?,
-                casefold: name == "-iname",
-            },
+            "-name" | "-iname" => {
+                let pattern = self.pattern(name)?;
+                let bytes = pattern.as_bytes();
+                if self.warn && bytes.contains(&b'/') && bytes != b"/" {
+                    let (open, close) = super::quotes();
+                    warning(&format!(
+                        "{open}{name}{close} matches against basenames only, but the given pattern contains a directory separator ({open}/{close}), thus the expression will evaluate to false all the time.  Did you mean {open}-wholename{close}?"
+                    ));
+                }
+                Node::Name {
+                    pattern,
+                    casefold: name == "-iname",
+                }
+            }
             "-path" | "-ipath" | "-wholename" | "-iwholename" => Node::Path {
                 pattern: self.pattern(name)?,
                 casefold: name.starts_with("-i"),
@@ -949,7 +996,15 @@ impl Parser<'_> {
                 self.program.ignore_race = false;
                 Node::True
             }
-            "-noleaf" | "-warn" | "-nowarn" => Node::True,
+            "-warn" => {
+                self.warn = true;
+                Node::True
+            }
+            "-nowarn" => {
+                self.warn = false;
+                Node::True
+            }
+            "-noleaf" => Node::True,
             _ => return error(format!("unknown predicate `{name}'")),
         };
         Ok(node)
@@ -1056,6 +1111,11 @@ impl Parser<'_> {
         });
         Ok(Node::Exec(self.program.execs.len() - 1))
     }
+}
+
+#[expect(clippy::print_stderr, reason = "GNU's warnings about the command line")]
+fn warning(message: &str) {
+    eprintln!("find: warning: {message}");
 }
 
 fn numeric(value: &[u8]) -> Option<u64> {

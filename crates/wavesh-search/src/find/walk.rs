@@ -171,6 +171,8 @@ struct Batch {
 /// An output stream and its first write error.
 struct Sink {
     out: Box<dyn Write>,
+    /// A terminal: names are printed with `?` for what cannot be shown, as GNU does.
+    tty: bool,
     name: Option<Bytes>,
     error: Option<std::io::Error>,
 }
@@ -271,6 +273,7 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
             Target::Stdout => {
                 use std::io::IsTerminal;
                 let stdout = std::io::stdout();
+                let tty = stdout.is_terminal();
                 // Written through a duplicate of descriptor 1: std's stdout flushes at
                 // every newline, GNU's only when a terminal reads it.
                 let out: Box<dyn Write> = match stdout.as_fd().try_clone_to_owned() {
@@ -282,16 +285,19 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
                 };
                 Sink {
                     out,
+                    tty,
                     name: None,
                     error: None,
                 }
             }
             Target::Stderr => Sink {
+                tty: std::io::IsTerminal::is_terminal(&std::io::stderr()),
                 out: Box::new(std::io::stderr()),
                 name: Some(b"/dev/stderr".to_vec()),
                 error: None,
             },
             Target::File { name, file } => Sink {
+                tty: std::io::IsTerminal::is_terminal(&file),
                 out: Box::new(Blocks::new(file)),
                 name: Some(name),
                 error: None,
@@ -843,7 +849,11 @@ impl Run<'_> {
             }
             Node::Print { out, nul } => {
                 let sink = &mut self.sinks[*out];
-                sink.write(e.path);
+                if sink.tty && !*nul {
+                    sink.write(&printable(e.path));
+                } else {
+                    sink.write(e.path);
+                }
                 sink.write(if *nul { b"\0" } else { b"\n" });
                 true
             }
@@ -961,6 +971,14 @@ impl Run<'_> {
                 Segment::Stop => return true,
                 Segment::Directive { spec, letter, time } => (spec.as_slice(), *letter, *time),
             };
+            let tty = self.sinks[target].tty;
+            let name = |bytes: &[u8]| -> Bytes {
+                if tty {
+                    printable(bytes)
+                } else {
+                    bytes.to_vec()
+                }
+            };
             match letter {
                 b'a' => printf::string(out, &printf::time(m.atime, 0), spec),
                 b'c' => printf::string(out, &printf::time(m.ctime, 0), spec),
@@ -978,14 +996,14 @@ impl Run<'_> {
                 ),
                 b'd' => printf::integer(out, i64::try_from(e.depth).unwrap_or(i64::MAX), spec),
                 b'D' => printf::string(out, m.dev.to_string().as_bytes(), spec),
-                b'f' => printf::string(out, &base_name(e.path), spec),
-                b'h' => printf::string(out, &leading_dirs(e.path), spec),
+                b'f' => printf::string(out, &name(&base_name(e.path)), spec),
+                b'h' => printf::string(out, &name(&leading_dirs(e.path)), spec),
                 b'H' => printf::string(out, e.root, spec),
-                b'p' => printf::string(out, e.path, spec),
+                b'p' => printf::string(out, &name(e.path), spec),
                 b'P' => {
                     let rest = &e.path[e.root.len().min(e.path.len())..];
                     let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-                    printf::string(out, rest, spec);
+                    printf::string(out, &name(rest), spec);
                 }
                 b'g' => {
                     let name = self
@@ -1004,7 +1022,7 @@ impl Run<'_> {
                 b'i' => printf::string(out, m.ino.to_string().as_bytes(), spec),
                 b'l' => {
                     let target = if m.is_link() { read_link(e) } else { None };
-                    printf::string(out, &target.unwrap_or_default(), spec);
+                    printf::string(out, &name(&target.unwrap_or_default()), spec);
                 }
                 b'm' => printf::octal(out, m.mode & 0o7777, spec),
                 b'M' => printf::string(out, &printf::mode_string(m), spec),
@@ -1189,6 +1207,32 @@ impl Run<'_> {
             self.status = 1;
         }
     }
+}
+
+/// A name for a terminal, as GNU prints one there: `?` for each byte that is not part of
+/// a printable character of the locale (control characters, invalid UTF-8).
+fn printable(bytes: &[u8]) -> Bytes {
+    let mut out = Bytes::with_capacity(bytes.len());
+    if !crate::grep::utf8_locale() {
+        out.extend(
+            bytes
+                .iter()
+                .map(|&b| if (0x20..0x7f).contains(&b) { b } else { b'?' }),
+        );
+        return out;
+    }
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.push(b'?');
+            } else {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+        out.extend(std::iter::repeat_n(b'?', chunk.invalid().len()));
+    }
+    out
 }
 
 /// `%h`, as GNU find 4.9 prints it: what is before the last slash once trailing slashes
