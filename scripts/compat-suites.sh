@@ -136,7 +136,8 @@ fetch_source() {
     rm -rf "$dir.download" "$dir"
     return 1
   }
-  rm -rf "$dir.download"
+  # dpkg-source leaves a copy of the upstream tarball beside the tree.
+  rm -rf "$dir.download" "$(dirname "$dir")/${name}"_*.orig.tar.*
 }
 
 # Prints every "panicked at" in the files under $1 (none is the only good answer).

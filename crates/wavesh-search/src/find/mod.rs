@@ -19,6 +19,7 @@ use std::ffi::OsString;
 pub(crate) type Bytes = Vec<u8>;
 
 /// What a `stat` says of a file.
+#[cfg(unix)]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Meta {
     pub(crate) dev: u64,
@@ -35,11 +36,16 @@ pub(crate) struct Meta {
     pub(crate) ctime: (i64, i64),
 }
 
+#[cfg(unix)]
 pub(crate) const S_IFMT: u32 = 0o170_000;
+#[cfg(unix)]
 pub(crate) const S_IFDIR: u32 = 0o040_000;
+#[cfg(unix)]
 pub(crate) const S_IFLNK: u32 = 0o120_000;
+#[cfg(unix)]
 pub(crate) const S_IFREG: u32 = 0o100_000;
 
+#[cfg(unix)]
 impl Meta {
     pub(crate) fn is_dir(&self) -> bool {
         self.mode & S_IFMT == S_IFDIR
@@ -67,6 +73,7 @@ impl Meta {
 /// GNU's quoting of a file name in a message (gnulib's `locale_quoting_style`):
 /// typographic quotes in a UTF-8 locale, ASCII ones otherwise; control characters and
 /// bytes that are not characters in the locale as C escapes, the closing quote escaped.
+#[cfg(unix)]
 pub(crate) fn quote(name: &[u8]) -> String {
     let utf8 = crate::grep::utf8_locale();
     let (open, close) = if utf8 {
@@ -279,6 +286,7 @@ mod tests {
         ])));
     }
 
+    #[cfg(unix)]
     #[test]
     fn messages_quote_names_as_gnu() {
         // The C locale in tests unless LC_ALL says otherwise: check both shapes.
