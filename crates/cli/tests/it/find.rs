@@ -676,3 +676,17 @@ fn search_2_find_on_a_terminal_shows_names_and_warns_as_gnu() {
     );
     assert!(memmem(&ours, b"t/new?line"));
 }
+
+/// A directory of more than 10,000 entries is walked in GNU's order: fts sorts such a
+/// batch by inode number (except on NFS, CIFS and tmpfs), not in `readdir` order.
+#[test]
+fn search_2_find_walks_a_large_directory_in_gnus_order() {
+    let ws = Workspace::new();
+    let dir = ws.root.join("big");
+    std::fs::create_dir(&dir).unwrap();
+    for i in (0..10_050).rev() {
+        write(&dir.join(format!("f{i:05}")), b"");
+    }
+    let out = same_as_gnu(&ws.root, "C", &[b"big", b"-printf", b"%f\\n"]);
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 10_051);
+}
