@@ -120,13 +120,14 @@ debian_source() {
   return 1
 }
 
-# `apt-get source` NAME into DIR with apt OPTIONS; the download's messages are kept in
+# `apt-get source` NAME into DIR with apt OPTIONS; every attempt's messages are added to
 # DIR.download.log (a 404 from the mirror shows there).
 fetch_source() {
   local dir=$1 name=$2
   shift 2
   rm -rf "$dir.download" && mkdir -p "$dir.download"
-  (cd "$dir.download" && apt-get "$@" source --download-only -qq "$name" >"$dir.download.log" 2>&1) || {
+  echo "== apt-get $* source $name" >>"$dir.download.log"
+  (cd "$dir.download" && apt-get "$@" source --download-only -qq "$name" >>"$dir.download.log" 2>&1) || {
     rm -rf "$dir.download"
     return 1
   }
