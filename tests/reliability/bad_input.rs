@@ -181,10 +181,18 @@ async fn out_full_disk_for_the_output_directory() {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "left on the full disk: {left:?}");
-    std::process::Command::new("umount")
+    // The helper's subreapers let go of their copies of the output descriptors as they
+    // exit, just after the session is dropped: until then the mount is busy.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !std::process::Command::new("umount")
         .arg(&mount)
         .status()
-        .unwrap();
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "{} stays busy", mount.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     std::fs::remove_dir(&mount).unwrap();
 }
 

@@ -463,7 +463,15 @@ async fn kill_a_wrong_supervisor_falls_back_to_process_groups() {
         .bash(BashInput::new("echo direct"), &CallContext::default())
         .await
         .unwrap();
-    assert_eq!(result.text, "direct");
+    // The fallback spawns directly, and says which sandbox guarantees that costs (SBX-5).
+    let (output, note) = result.text.split_once('\n').unwrap_or((&result.text, ""));
+    assert_eq!(output, "direct");
+    if wavesh_exec::sandbox::support().process_isolation {
+        assert!(
+            note.contains("missing: other processes' environments and memory unreadable"),
+            "{note}"
+        );
+    }
     assert!(helpers_of(std::process::id() as i32).is_empty());
 }
 

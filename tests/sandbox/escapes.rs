@@ -1,6 +1,6 @@
 //! The escape suite (SBX-2): for each sandboxed level, direct and through the supervisor,
 //! every attack is refused, prints no marker secret, changes no file, reaches no
-//! listener; the model text of the direct run is snapshotted per level.
+//! listener; the model text of each run is snapshotted per level.
 //!
 //! Each attack prints ESCAPED only if it succeeded.
 
@@ -56,7 +56,12 @@ async fn each_configuration(
             return;
         }
         let transcript = run_attacks(fixture, level, supervised, attacks, redact).await;
-        if !supervised {
+        if supervised {
+            insta::assert_snapshot!(
+                format!("{snapshot}-{}-supervised", level.name()),
+                transcript
+            );
+        } else {
             insta::assert_snapshot!(format!("{snapshot}-{}", level.name()), transcript);
         }
     }
@@ -77,7 +82,12 @@ async fn sbx_2_writes_outside_are_refused() {
             "hardlink",
             format!("ln {out}/victim.txt hl && echo pwned >> hl && echo ESCAPED"),
         ),
-        ("rename in", format!("mv {out}/victim.txt ./stolen && echo ESCAPED")),
+        // Across the supervisor's mounts `mv` falls back to copy and unlink: the copy (a
+        // read, allowed) is removed again, the unlink is what must fail.
+        (
+            "rename in",
+            format!("mv {out}/victim.txt ./stolen && echo ESCAPED; rm -f ./stolen"),
+        ),
         ("rename out", format!("mv README.md {out}/ && echo ESCAPED")),
         ("mkfifo", format!("mkfifo {out}/fifo && echo ESCAPED")),
         (
@@ -157,36 +167,63 @@ async fn sbx_2_secrets_cannot_be_read() {
 }
 
 /// Another process's environment (the host's, an agent's) cannot be read through
-/// `/proc/<pid>/environ`.
+/// `/proc/<pid>/environ` (SBX-2): the supervisor makes the command's subreaper the init
+/// of a PID namespace with its own `/proc`, where no other process exists. The kernel's
+/// ptrace check alone does not stop it: under Landlock, `environ` and `maps` of an
+/// unsandboxed process stay readable on Linux 6.18. A shell spawned directly cannot have
+/// the namespace, and says so.
 #[tokio::test]
-#[ignore = "known gap: on this kernel Landlock refuses ptrace attach but not the ptrace-read \
-            access of /proc/<pid>/environ; closing it needs a PID namespace with its own /proc \
-            (docs/sandbox.md)"]
 async fn sbx_2_host_environ_cannot_be_read() {
+    if !crate::isolation_or_skip()
+        || !configurations()
+            .into_iter()
+            .all(|(level, _)| enforced_or_skip(level))
+    {
+        return;
+    }
     let f = Fixture::new();
     let mut host = Command::new("sleep")
         .arg("60")
         .env("HOST_SECRET", format!("{}-host-environ", f.marker))
         .spawn()
         .unwrap();
-    let attack = format!(
-        "cat /proc/{}/environ | tr '\\0' '\\n' | grep HOST_SECRET",
-        host.id()
-    );
+    let pid = host.id();
+    let attacks = [
+        format!("cat /proc/{pid}/environ | tr '\\0' '\\n' | grep HOST_SECRET"),
+        format!("grep -a HOST_SECRET /proc/{pid}/environ"),
+        format!("tr '\\0' '\\n' < /proc/{pid}/task/{pid}/environ | grep HOST_SECRET"),
+        // The init of the command's namespace is a fork of the helper: nothing there.
+        "tr '\\0' '\\n' < /proc/1/environ | grep -c . ; cat /proc/1/cmdline | tr '\\0' ' '"
+            .to_owned(),
+        "for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $e; done | grep HOST_SECRET".to_owned(),
+        format!(
+            "ls /proc | grep -x {pid} && echo VISIBLE; ps -e -o pid= | grep -qw {pid} && echo VISIBLE"
+        ),
+    ];
     let mut leaked = Vec::new();
     for (level, supervised) in configurations() {
         let session = f.session(level, supervised);
-        let result = f.run(&session, &attack).await;
-        session.shutdown().await;
-        if result.text.contains(&f.marker) {
-            leaked.push(format!("{level} supervised={supervised}"));
+        for attack in &attacks {
+            let result = f.run_raw(&session, attack).await;
+            if supervised {
+                if result.text.contains(&f.marker) || result.text.contains("VISIBLE") {
+                    leaked.push(format!("{level} supervised: {attack}: {}", result.text));
+                }
+            } else {
+                assert!(
+                    result.text.contains(crate::DIRECT_SPAWN_MISSING),
+                    "a direct spawn must say what it lacks: {}",
+                    result.text
+                );
+            }
         }
+        session.shutdown().await;
     }
     host.kill().unwrap();
     host.wait().unwrap();
     assert!(
         leaked.is_empty(),
-        "read another process's environment: {leaked:?}"
+        "read another process's environment: {leaked:#?}"
     );
 }
 
@@ -456,6 +493,115 @@ async fn sbx_2_no_terminal_and_no_inherited_descriptor() {
     }
 }
 
+/// Mode, owner, times and extended attributes of every file under a directory, and of
+/// the directory itself.
+fn metadata_of(root: &std::path::Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let xattrs = Command::new("getfattr")
+            .args(["-d", "-m", "-", "--absolute-names"])
+            .arg(&path)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        // Reading (this walk, too) moves access times forward; an attack sets one back.
+        out.push(format!(
+            "{} mode={:o} uid={} gid={} mtime={}.{} atime_set_back={} xattr={xattrs:?}",
+            path.display(),
+            meta.mode(),
+            meta.uid(),
+            meta.gid(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.atime() < 1_600_000_000
+        ));
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&path).unwrap().flatten() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Outside the writable paths no file changes its mode, owner, times or extended
+/// attributes (SBX-1, SBX-2). Landlock governs none of these calls; the supervisor's
+/// read-only mounts do. The workspace's protected paths are covered at
+/// `workspace-write` too. A direct spawn says it lacks this.
+#[tokio::test]
+async fn sbx_2_no_metadata_change_outside() {
+    if !crate::isolation_or_skip() {
+        return;
+    }
+    let f = Fixture::new();
+    if Command::new("setfattr").arg("--version").output().is_err() {
+        crate::util::missing_prerequisite("setfattr", "apt-get install attr");
+        return;
+    }
+    let (out, home) = (f.outside.display(), f.home.display());
+    let attacks = [
+        format!("chmod 0777 {out}/victim.txt"),
+        format!("chmod 0 {home}"),
+        format!("chown 65534:65534 {out}/victim.txt"),
+        format!("chgrp 65534 {out}"),
+        format!("touch -d 2001-01-01 {out}/victim.txt"),
+        format!("touch -a -d 2001-01-01 {home}/.bashrc"),
+        format!("setfattr -n user.wavesh -v evil {out}/victim.txt"),
+        format!("python3 -c \"import os; os.utime('{out}/victim.txt', (1, 1)); print('ESCAPED')\""),
+        "chmod 0777 .git/hooks .git/config".to_owned(),
+        "touch -d 2001-01-01 .git/config".to_owned(),
+        "setfattr -n user.wavesh -v evil .git/config".to_owned(),
+    ];
+    // Every path the attacks aim at: the tree outside, the fake HOME, the workspace's
+    // protected paths.
+    let watched = || {
+        let mut all = metadata_of(&f.outside);
+        all.extend(metadata_of(&f.home));
+        all.extend(metadata_of(&f.ws.join(".git/hooks")));
+        all.extend(metadata_of(&f.ws.join(".git/config")));
+        all
+    };
+    for (level, supervised) in configurations() {
+        if !enforced_or_skip(level) {
+            return;
+        }
+        let session = f.session(level, supervised);
+        if !supervised {
+            // A direct spawn cannot stop these: it says so instead.
+            let result = f.run_raw(&session, "true").await;
+            assert!(
+                result.text.contains(crate::DIRECT_SPAWN_MISSING),
+                "a direct spawn must say what it lacks: {}",
+                result.text
+            );
+            session.shutdown().await;
+            continue;
+        }
+        let before = watched();
+        for attack in &attacks {
+            let result = f.run(&session, attack).await;
+            assert!(
+                !result.text.contains("ESCAPED"),
+                "{level}: {attack}: {}",
+                result.text
+            );
+            assert_eq!(
+                watched(),
+                before,
+                "{level}: {attack} changed metadata: {}",
+                result.text
+            );
+        }
+        session.shutdown().await;
+    }
+}
+
 /// The control: the same attacks work without the sandbox, so the suite tests the
 /// sandbox and not a broken attack.
 #[tokio::test]
@@ -465,6 +611,30 @@ async fn sbx_2_attacks_work_without_the_sandbox() {
     let home = f.home.display();
     let cat = f.run(&session, &format!("cat {home}/.ssh/id_rsa")).await;
     assert!(cat.text.contains(&f.marker), "{}", cat.text);
+    let mut other = Command::new("sleep")
+        .arg("60")
+        .env("HOST_SECRET", format!("{}-host-environ", f.marker))
+        .spawn()
+        .unwrap();
+    let environ = f
+        .run(
+            &session,
+            &format!("grep -a HOST_SECRET /proc/{}/environ", other.id()),
+        )
+        .await;
+    other.kill().unwrap();
+    other.wait().unwrap();
+    assert!(environ.text.contains(&f.marker), "{}", environ.text);
+    let chmod = f
+        .run(
+            &session,
+            &format!(
+                "chmod 0600 {}/victim.txt && stat -c %a {0}/victim.txt",
+                f.outside.display()
+            ),
+        )
+        .await;
+    assert_eq!(chmod.text, "600");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let tcp = f
@@ -576,4 +746,96 @@ async fn sbx_2_no_change_to_the_machine() {
         }
         session.shutdown().await;
     }
+}
+
+/// A user other than root gets the same process isolation (SBX-2): the supervisor makes
+/// the PID namespace inside a user namespace of its own. Run as root, this test drops to
+/// `nobody` for `wavesh run` and for the processes it attacks (a root-owned process's
+/// environment is unreadable to `nobody` anyway).
+#[test]
+fn sbx_2_isolation_holds_without_root() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    #[allow(unsafe_code)]
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root || Command::new("setpriv").arg("--help").output().is_err() {
+        crate::util::missing_prerequisite(
+            "root with setpriv (to run the check as another user)",
+            "run the tests as root; setpriv is in util-linux",
+        );
+        return;
+    }
+    const NOBODY: &str = "65534";
+    let base = std::env::temp_dir().join(format!("wavesh-nonroot-{}", crate::util::unique()));
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    // A copy any user may run, wherever the checkout lives.
+    let binary = base.join("wavesh");
+    std::fs::copy(crate::util::WAVESH, &binary).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let victim = base.join("victim.txt");
+    std::fs::write(&victim, "original\n").unwrap();
+    let marker = format!("MARKER{}", crate::util::unique());
+    for path in [&ws, &victim] {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+    let as_nobody = |program: &std::path::Path| {
+        let mut command = Command::new("setpriv");
+        command
+            .args(["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups"])
+            .arg(program);
+        command
+    };
+    let mut other = as_nobody(std::path::Path::new("/bin/sleep"));
+    let mut other = other.arg("60").env("HOST_SECRET", &marker).spawn().unwrap();
+    let script = format!(
+        "grep -a HOST_SECRET /proc/{pid}/environ; ls /proc | grep -x {pid} && echo VISIBLE; \
+         chmod 0777 {victim}; touch -d 2001-01-01 {victim}; stat -c '%a %Y' {victim}; \
+         echo ok > inside.txt && cat inside.txt",
+        pid = other.id(),
+        victim = victim.display()
+    );
+    let before = std::fs::metadata(&victim).unwrap();
+    for level in ["read-only", "workspace-write"] {
+        let output = as_nobody(&binary)
+            .args(["run", "--sandbox", level, "--cwd"])
+            .arg(&ws)
+            .arg("--")
+            .arg(&script)
+            .env("HOME", &ws)
+            .env_remove("XDG_RUNTIME_DIR")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !text.contains(&marker),
+            "{level}: read another process's environment: {text}"
+        );
+        assert!(
+            !text.contains("VISIBLE"),
+            "{level}: saw another process: {text}"
+        );
+        assert!(
+            !text.contains("is incomplete on this machine"),
+            "{level}: isolation is missing: {text}"
+        );
+        let after = std::fs::metadata(&victim).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            (after.mode(), after.mtime()),
+            (before.mode(), before.mtime()),
+            "{level}: changed {}: {text}",
+            victim.display()
+        );
+        if level == "workspace-write" {
+            assert!(
+                text.contains("ok"),
+                "{level}: could not write the workspace: {text}"
+            );
+        }
+    }
+    other.kill().unwrap();
+    other.wait().unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
 }

@@ -560,7 +560,8 @@ impl Executor {
             };
             Plan::new(request.sandbox, &config, &files, request.network)
         };
-        let prepared = crate::sandbox::prepare(plan, self.sandbox.strict)?;
+        let prepared =
+            crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
         Ok((
             prepared.child,
             Arc::new(SandboxOutcome {

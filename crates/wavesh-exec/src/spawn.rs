@@ -105,6 +105,14 @@ pub trait Spawner: Send + Sync {
     fn spawn_async(&self, spec: SpawnSpec) -> SpawnFuture<'_> {
         Box::pin(std::future::ready(self.spawn(spec)))
     }
+
+    /// Whether a sandboxed shell is started inside the process isolation the sandbox
+    /// asks for ([`crate::sandbox::Support::process_isolation`]): a PID namespace with
+    /// its own `/proc` and read-only mounts, set up by a process of its own (the
+    /// supervisor's subreaper). A shell spawned directly cannot have it.
+    fn isolates_processes(&self) -> bool {
+        false
+    }
 }
 
 /// Spawns the shell directly as a child of this process, leading a new process group.

@@ -133,17 +133,19 @@ async fn cwd_5_subagent_cd_never_persists() {
     let fx = Fixture::new();
     let ctx = CallContext::default();
     let sub = fx.session.subagent();
-    let result = sub
-        .bash(BashInput::new("cd sub && pwd"), &ctx)
-        .await
-        .unwrap();
+    let result = common::without_sandbox_note(
+        sub.bash(BashInput::new("cd sub && pwd"), &ctx)
+            .await
+            .unwrap(),
+    );
     assert_eq!(result.text, fx.root.join("sub").display().to_string());
     assert_eq!(fx.session.cwd(), fx.root);
-    let result = sub.bash(BashInput::new("cd / && pwd"), &ctx).await.unwrap();
+    let result =
+        common::without_sandbox_note(sub.bash(BashInput::new("cd / && pwd"), &ctx).await.unwrap());
     assert_eq!(result.text, "/", "no reset message for a subagent");
     // It starts where the session is.
     fx.bash("cd sub").await;
-    let result = sub.bash(BashInput::new("pwd"), &ctx).await.unwrap();
+    let result = common::without_sandbox_note(sub.bash(BashInput::new("pwd"), &ctx).await.unwrap());
     assert_eq!(result.text, fx.root.join("sub").display().to_string());
 }
 
@@ -263,10 +265,12 @@ async fn shell_3_resume_restored_fallback_stale() {
         &ShellSelection::Fallback { was: copy.clone() }
     );
     let ctx = CallContext::default();
-    let result = fallback
-        .bash(BashInput::new("echo hi"), &ctx)
-        .await
-        .unwrap();
+    let result = common::without_sandbox_note(
+        fallback
+            .bash(BashInput::new("echo hi"), &ctx)
+            .await
+            .unwrap(),
+    );
     assert_eq!(
         result.text,
         format!(
@@ -274,10 +278,12 @@ async fn shell_3_resume_restored_fallback_stale() {
             copy.display()
         )
     );
-    let again = fallback
-        .bash(BashInput::new("echo hi"), &ctx)
-        .await
-        .unwrap();
+    let again = common::without_sandbox_note(
+        fallback
+            .bash(BashInput::new("echo hi"), &ctx)
+            .await
+            .unwrap(),
+    );
     assert_eq!(again.text, "hi", "the note is given once");
     drop(fallback);
 

@@ -43,7 +43,7 @@ fn settings() -> insta::Settings {
 
 async fn bash(session: &Session, input: BashInput) -> String {
     match session.bash(input, &CallContext::default()).await {
-        Ok(result) => result.text,
+        Ok(result) => common::without_sandbox_note(result).text,
         Err(error) => format!("<tool_use_error>{error}</tool_use_error>"),
     }
 }

@@ -197,7 +197,7 @@ fn strip_shell_prefix(line: &str) -> &str {
 }
 
 /// Path-like words of an error line: quoted ones first, then words with a `/`, then
-/// the word before `: Permission denied`.
+/// the word before `: Permission denied` or `: Read-only file system`.
 fn candidate_paths(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for quote in ['\'', '"', '`', '‘', '’'] {
@@ -216,10 +216,13 @@ fn candidate_paths(line: &str) -> Vec<String> {
             out.push(word.to_owned());
         }
     }
-    if let Some((before, _)) = line.split_once(": Permission denied")
-        && let Some(word) = before.rsplit(": ").next()
-    {
-        out.push(word.trim().to_owned());
+    // Landlock says EACCES; the supervisor's read-only mounts say EROFS.
+    for error in [": Permission denied", ": Read-only file system"] {
+        if let Some((before, _)) = line.split_once(error)
+            && let Some(word) = before.rsplit(": ").next()
+        {
+            out.push(word.trim().to_owned());
+        }
     }
     out.retain(|p| !p.is_empty() && !p.starts_with('-'));
     out

@@ -61,6 +61,9 @@ pub struct ChildSandbox {
     userns: Option<(u32, u32)>,
     /// Precomputed texts for the user namespace maps.
     maps: Option<Maps>,
+    /// The paths that stay writable when the supervisor isolates the command
+    /// ([`ChildSandbox::isolate`]); `None`: no isolation on this machine.
+    isolation: Option<Vec<CString>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,12 +130,24 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         )
     });
     let maps = userns.map(maps_for);
+    let isolation = support.process_isolation.then(|| {
+        plan.writable_dirs
+            .iter()
+            .chain(
+                plan.writable_files
+                    .iter()
+                    .filter(|f| !f.starts_with("/dev")),
+            )
+            .filter_map(|path| CString::new(path.as_os_str().as_bytes()).ok())
+            .collect()
+    });
     Ok(Some(ChildSandbox {
         ruleset,
         seccomp,
         mounts,
         userns,
         maps,
+        isolation,
     }))
 }
 
@@ -285,21 +300,42 @@ fn stamp(dir: &Path) -> Stamp {
 /// seen by the next command.
 fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
     use std::sync::{Arc, Mutex, PoisonError};
-    static CACHE: Mutex<Option<CachedReads>> = Mutex::new(None);
+    // One entry per kind of plan a session uses: a session mixes read-only commands with
+    // commands at its own level, and a single entry would be rebuilt at every switch.
+    const ENTRIES: usize = 4;
+    static CACHE: Mutex<Vec<CachedReads>> = Mutex::new(Vec::new());
+    // Only the writable directories that can hold something `split_secrets` looks at:
+    // a command's own fresh TMPDIR holds none, and keying on it would miss every time.
+    let relevant_writable: Vec<PathBuf> = plan
+        .writable_dirs
+        .iter()
+        .filter(|dir| {
+            plan.secret_paths.iter().any(|p| p.starts_with(dir))
+                || plan
+                    .scan_dirs
+                    .iter()
+                    .any(|s| s.starts_with(dir) || dir.parent() == Some(s.as_path()))
+        })
+        .cloned()
+        .collect();
     let key: ReadsKey = (
         plan.secret_paths.clone(),
         plan.secret_names.clone(),
         plan.scan_dirs.clone(),
-        plan.writable_dirs.clone(),
+        relevant_writable,
         plan.level,
         mounts,
     );
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((cached_key, stamps, reads)) = cache.as_ref()
-        && *cached_key == key
-        && stamps.iter().all(|(dir, old)| stamp(dir) == *old)
+    if let Some(at) = cache
+        .iter()
+        .position(|(cached_key, _, _)| *cached_key == key)
     {
-        return Arc::clone(reads);
+        let (_, stamps, reads) = &cache[at];
+        if stamps.iter().all(|(dir, old)| stamp(dir) == *old) {
+            return Arc::clone(reads);
+        }
+        cache.remove(at);
     }
     // Every directory listed below, and every one on the way to them (a secret that is
     // a symlink may be pointed elsewhere), stamped before listing: a change during the
@@ -325,7 +361,10 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         .filter_map(|path| open_path(path))
         .collect();
     let reads = Arc::new(Reads { hidden, allowed });
-    *cache = Some((key, stamps, Arc::clone(&reads)));
+    if cache.len() == ENTRIES {
+        cache.remove(0);
+    }
+    cache.push((key, stamps, Arc::clone(&reads)));
     reads
 }
 
@@ -669,6 +708,164 @@ impl ChildSandbox {
         Ok(())
     }
 
+    /// Whether the supervisor should make this command's subreaper the init of a new PID
+    /// namespace and call [`ChildSandbox::isolate`] in it.
+    pub(crate) fn isolates(&self) -> bool {
+        self.isolation.is_some()
+    }
+
+    /// Isolates the calling process, the init of a new PID namespace (the command's
+    /// subreaper, forked by the supervisor), and so the shell it forks next (SBX-2):
+    /// - a mount namespace of its own with a `/proc` of the new PID namespace: no other
+    ///   process's `environ`, `maps`, `cmdline` or `fd` can be opened, whatever the
+    ///   kernel's ptrace checks let through, because no other process is there;
+    /// - every mount read-only but the writable paths, bound onto themselves: a file
+    ///   outside them cannot change its mode, owner, times or extended attributes,
+    ///   which Landlock does not govern;
+    /// - the read-only paths and hidden secrets of the plan.
+    ///
+    /// The Landlock ruleset gets a read rule for the new `/proc` (the host's rules hold
+    /// the host's `/proc`, another file system). The mounts are done here, so the shell
+    /// does not make them again. Returns the host's `/proc`, opened before the new one
+    /// covered it, to tell the host the shell's pid as the host sees it.
+    ///
+    /// Ordinary Rust: the caller is a single-threaded process forked for this. `userns`:
+    /// the caller was born in a new user namespace (not root), to be mapped to these ids.
+    #[allow(unsafe_code)]
+    pub(crate) fn isolate(&mut self, userns: Option<(u32, u32)>) -> io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        let writable = self.isolation.take().unwrap_or_default();
+        let fail = |what: &str| {
+            let error = io::Error::last_os_error();
+            io::Error::new(
+                error.kind(),
+                format!("isolating the command: {what}: {error}"),
+            )
+        };
+        if let Some(ids) = userns {
+            // The user namespace the helper made this process in: the same ids inside.
+            let maps = maps_for(ids);
+            // SAFETY: open/write/close on C strings.
+            unsafe {
+                write_file(c"/proc/self/setgroups", c"deny")
+                    .and_then(|()| write_file(c"/proc/self/uid_map", &maps.uid_map))
+                    .and_then(|()| write_file(c"/proc/self/gid_map", &maps.gid_map))
+                    .map_err(|errno| {
+                        let error = io::Error::from_raw_os_error(errno);
+                        io::Error::new(
+                            error.kind(),
+                            format!("isolating the command: mapping the user namespace: {error}"),
+                        )
+                    })?;
+            }
+        }
+        // SAFETY: unshare(2) on this single-threaded process.
+        if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+            return Err(fail("a mount namespace"));
+        }
+        let host_proc = rustix::fs::open(
+            "/proc",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        // SAFETY: mount(2) and mount_setattr(2) on C strings that outlive the calls and
+        // a `mount_attr` on the stack.
+        unsafe {
+            // Nothing mounted here may reach the host's namespace.
+            if libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(fail("making / a slave mount"));
+            }
+            if libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(fail("mounting /proc"));
+            }
+            let mut bound = Vec::new();
+            for path in &writable {
+                if libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) == 0
+                {
+                    bound.push(path);
+                } else if errno() != libc::ENOENT {
+                    return Err(fail(&format!("binding {}", path.to_string_lossy())));
+                }
+            }
+            if mount_setattr(c"/", MOUNT_ATTR_RDONLY, 0) != 0 {
+                return Err(fail("making the mounts read-only"));
+            }
+            for path in bound {
+                if mount_setattr(path, 0, MOUNT_ATTR_RDONLY) != 0 {
+                    return Err(fail(&format!(
+                        "keeping {} writable",
+                        path.to_string_lossy()
+                    )));
+                }
+            }
+            for op in &self.mounts {
+                apply_mount(op).map_err(|errno| {
+                    let error = io::Error::from_raw_os_error(errno);
+                    io::Error::new(
+                        error.kind(),
+                        format!(
+                            "isolating the command: mounting over {}: {error}",
+                            op.path.to_string_lossy()
+                        ),
+                    )
+                })?;
+            }
+        }
+        self.mounts.clear();
+        self.userns = None;
+        self.maps = None;
+        if let Some(ruleset) = &self.ruleset {
+            let proc = rustix::fs::open(
+                "/proc",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            #[repr(C, packed)]
+            struct PathBeneathAttr {
+                allowed_access: u64,
+                parent_fd: i32,
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: LANDLOCK_ACCESS_FS_READ_FILE,
+                parent_fd: proc.as_raw_fd(),
+            };
+            // SAFETY: landlock_add_rule with a live attribute of the kernel's layout.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    1u32, // LANDLOCK_RULE_PATH_BENEATH
+                    &attr as *const PathBeneathAttr,
+                    0u32,
+                )
+            };
+            if rc != 0 {
+                return Err(fail("a read rule for /proc"));
+            }
+        }
+        Ok(host_proc)
+    }
+
     #[allow(unsafe_code)]
     unsafe fn enter_mount_namespace(&self) -> Result<(), i32> {
         // SAFETY: system calls on C strings owned by `self`.
@@ -699,6 +896,41 @@ impl ChildSandbox {
             }
         }
         Ok(())
+    }
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: u32 = 0x8000;
+const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
+
+/// The kernel's `struct mount_attr`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// mount_setattr(2) on the mount at `path` and every mount below it.
+#[allow(unsafe_code)]
+unsafe fn mount_setattr(path: &std::ffi::CStr, set: u64, clear: u64) -> libc::c_long {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: a C string and a live `mount_attr` of the size given.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            size_of::<MountAttr>(),
+        )
     }
 }
 
@@ -803,6 +1035,18 @@ pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<Raw
         out.extend_from_slice(&(path.len() as u32).to_le_bytes());
         out.extend_from_slice(path);
     }
+    match &child.isolation {
+        Some(writable) => {
+            out.push(1);
+            out.extend_from_slice(&(writable.len() as u32).to_le_bytes());
+            for path in writable {
+                let path = path.as_bytes();
+                out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+                out.extend_from_slice(path);
+            }
+        }
+        None => out.push(0),
+    }
     (out, child.ruleset.as_ref().map(AsRawFd::as_raw_fd))
 }
 
@@ -858,6 +1102,19 @@ pub(crate) fn decode_child(
             keep: u64::from_le_bytes(keep),
         });
     }
+    let isolation = if take(1, "isolation flag")?[0] == 1 {
+        let count = u32_of(take(4, "writable count")?);
+        let mut writable = Vec::new();
+        for _ in 0..count {
+            let len = u32_of(take(4, "path length")?) as usize;
+            writable.push(
+                CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))?,
+            );
+        }
+        Some(writable)
+    } else {
+        None
+    };
     if let Some(filter) = seccomp {
         program(filter)?;
     }
@@ -867,6 +1124,7 @@ pub(crate) fn decode_child(
         mounts,
         maps: userns.map(maps_for),
         userns,
+        isolation,
     }))
 }
 
@@ -883,6 +1141,7 @@ pub(crate) fn probe() -> Support {
         user_namespace: None,
         network_namespace: None,
         cgroup_delegation: cgroup_delegation(),
+        process_isolation: process_isolation(),
         platform: "linux",
         seatbelt: false,
     }
@@ -949,6 +1208,140 @@ fn probe_unshare(flags: libc::c_int) -> bool {
     command.status().is_ok_and(|status| status.success())
 }
 
+/// The ids to map in the user namespace that owns an isolated command's PID namespace,
+/// for a user other than root; `None` as root, whose helper makes the PID namespace
+/// itself.
+pub(crate) fn isolation_user_namespace() -> Option<(u32, u32)> {
+    (rustix::process::geteuid().as_raw() != 0).then(|| {
+        (
+            rustix::process::getuid().as_raw(),
+            rustix::process::getgid().as_raw(),
+        )
+    })
+}
+
+/// Forks the calling process into a new PID namespace, as its init (and into a new user
+/// namespace owning it when `userns`, where it has the capabilities its mounts need):
+/// clone3 without CLONE_VM, so a fork. Returns the pid, 0 in the child, -1 on failure.
+///
+/// # Safety
+/// As for `fork`: the child may only make system calls unless the caller is
+/// single-threaded.
+#[allow(unsafe_code)]
+pub(crate) unsafe fn fork_isolated(userns: bool) -> libc::pid_t {
+    #[repr(C)]
+    struct CloneArgs {
+        flags: u64,
+        pidfd: u64,
+        child_tid: u64,
+        parent_tid: u64,
+        exit_signal: u64,
+        stack: u64,
+        stack_size: u64,
+        tls: u64,
+    }
+    let mut flags = libc::CLONE_NEWPID as u64;
+    if userns {
+        flags |= libc::CLONE_NEWUSER as u64;
+    }
+    let args = CloneArgs {
+        flags,
+        pidfd: 0,
+        child_tid: 0,
+        parent_tid: 0,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: 0,
+        stack_size: 0,
+        tls: 0,
+    };
+    // SAFETY: clone3 without CLONE_VM or a stack behaves as fork.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &args as *const CloneArgs,
+            size_of::<CloneArgs>(),
+        ) as libc::pid_t
+    }
+}
+
+/// Whether the supervisor can isolate a command ([`ChildSandbox::isolate`]): PID and
+/// mount namespaces (for a user other than root, inside a user namespace), a `/proc` of
+/// its own (refused in some containers, whose `/proc` is partly covered), and
+/// `mount_setattr` (Linux 5.12). Tried in a short-lived child.
+#[allow(unsafe_code)]
+fn process_isolation() -> bool {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: mount_setattr on an invalid descriptor only returns an error; ENOSYS says
+    // the kernel lacks the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            -1,
+            c"".as_ptr(),
+            0u32,
+            std::ptr::null::<u8>(),
+            0usize,
+        )
+    };
+    if rc != 0 && errno() == libc::ENOSYS {
+        return false;
+    }
+    let Some(program) = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        return false;
+    };
+    let maps = isolation_user_namespace().map(maps_for);
+    let mut command = std::process::Command::new(program);
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: system calls only, on C strings made before the spawn.
+    unsafe {
+        command.pre_exec(move || {
+            let child = fork_isolated(maps.is_some());
+            if child < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if child == 0 {
+                let mapped = maps.as_ref().is_none_or(|maps| {
+                    write_file(c"/proc/self/setgroups", c"deny").is_ok()
+                        && write_file(c"/proc/self/uid_map", &maps.uid_map).is_ok()
+                        && write_file(c"/proc/self/gid_map", &maps.gid_map).is_ok()
+                });
+                let ok = mapped
+                    && libc::unshare(libc::CLONE_NEWNS) == 0
+                    && libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_SLAVE,
+                        std::ptr::null(),
+                    ) == 0
+                    && libc::mount(
+                        c"proc".as_ptr(),
+                        c"/proc".as_ptr(),
+                        c"proc".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        std::ptr::null(),
+                    ) == 0;
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+            let mut status = 0;
+            if libc::waitpid(child, &mut status, 0) != child
+                || !libc::WIFEXITED(status)
+                || libc::WEXITSTATUS(status) != 0
+            {
+                return Err(io::Error::from_raw_os_error(libc::EPERM));
+            }
+            Ok(())
+        });
+    }
+    command.status().is_ok_and(|status| status.success())
+}
+
 /// Whether per-command cgroups can be made here: [`crate::cgroup::support`], the check
 /// the supervisor itself uses.
 fn cgroup_delegation() -> bool {
@@ -987,6 +1380,50 @@ mod tests {
         std::fs::remove_dir_all(&base).unwrap();
     }
 
+    /// The reads are built once per kind of plan: a command's own TMPDIR and output files
+    /// are not part of what they depend on, and a session's two levels do not evict each
+    /// other. A change in a listed directory rebuilds them.
+    #[test]
+    fn sbx_2_reads_are_reused_across_commands_and_levels() {
+        use crate::sandbox::{CommandFiles, SandboxConfig, SecretList};
+        let base = std::env::temp_dir().join(format!("wavesh-reuse-{}", std::process::id()));
+        let (ws, home) = (base.join("ws"), base.join("home"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let config = SandboxConfig {
+            roots: vec![ws.clone()],
+            secrets: SecretList {
+                paths: vec![home.join(".ssh")],
+                names: vec![".env".into()],
+            },
+            ..SandboxConfig::default()
+        };
+        let files = |n: u32| CommandFiles {
+            output: base.join(format!("p/{n}-out")),
+            cwd_file: Some(base.join(format!("p/{n}-cwd"))),
+            tmp_dir: base.join(format!("p/{n}-tmp")),
+            cwd: ws.clone(),
+        };
+        let plan = |level, n| Plan::new(level, &config, &files(n), false);
+        let first = cached_reads(&plan(Level::ReadOnly, 1), true);
+        let other_level = cached_reads(&plan(Level::WorkspaceWrite, 2), true);
+        assert!(std::sync::Arc::ptr_eq(
+            &first,
+            &cached_reads(&plan(Level::ReadOnly, 3), true)
+        ));
+        assert!(std::sync::Arc::ptr_eq(
+            &other_level,
+            &cached_reads(&plan(Level::WorkspaceWrite, 4), true)
+        ));
+        // A new entry in the workspace (a `.env` could be among them) rebuilds.
+        std::fs::write(ws.join(".env"), "x").unwrap();
+        assert!(!std::sync::Arc::ptr_eq(
+            &first,
+            &cached_reads(&plan(Level::ReadOnly, 5), true)
+        ));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[test]
     fn sbx_2_the_seccomp_filters_compile() {
         if ARCH.is_none() {
@@ -1011,6 +1448,10 @@ mod tests {
             }],
             userns: Some((1000, 1001)),
             maps: None,
+            isolation: Some(vec![
+                CString::new("/ws").unwrap(),
+                CString::new("/p/out").unwrap(),
+            ]),
         };
         let (bytes, fd) = encode_child(Some(&child));
         assert!(fd.is_none());
@@ -1020,6 +1461,7 @@ mod tests {
         assert_eq!(back.mounts, child.mounts);
         assert_eq!(back.userns, child.userns);
         assert_eq!(back.seccomp, child.seccomp);
+        assert_eq!(back.isolation, child.isolation);
         assert_eq!(back.maps.unwrap().uid_map.as_bytes(), b"1000 1000 1\n");
         assert!(decode_child(&[0], || unreachable!()).unwrap().is_none());
         assert!(decode_child(&[1, 0, 9, 0, 0, 0, 0, 0], || unreachable!()).is_err());

@@ -33,7 +33,7 @@ pub use denial::explain_denials;
 pub use env::{EnvFilter, Scrubbed, mask_scrubbed};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
-pub(crate) use imp::{decode_child, encode_child};
+pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
 pub use plan::{CommandFiles, Plan, protected_paths};
 
 /// How much a command may do (SBX-1).
@@ -138,6 +138,12 @@ pub enum Guarantee {
     /// `.git/hooks`, `.git/config`, `.claude/` stay read-only inside writable directories,
     /// and secrets inside them stay hidden (a private mount namespace).
     ProtectedPaths,
+    /// No other process's environment, memory map or command line can be read: the
+    /// command sees only its own tree (a PID namespace with its own `/proc`).
+    OtherProcesses,
+    /// No file outside the writable paths changes its mode, owner, times or extended
+    /// attributes (read-only mounts: Landlock does not govern these calls).
+    FileMetadata,
 }
 
 impl Guarantee {
@@ -152,6 +158,10 @@ impl Guarantee {
             Guarantee::ProtectedPaths => {
                 ".git/hooks, .git/config and .claude/ read-only, and secrets hidden, inside the writable directories"
             }
+            Guarantee::OtherProcesses => "other processes' environments and memory unreadable",
+            Guarantee::FileMetadata => {
+                "no change of modes, owners, times or extended attributes outside the writable paths"
+            }
         }
     }
 
@@ -162,6 +172,12 @@ impl Guarantee {
             Guarantee::Network => "seccomp",
             Guarantee::Signals | Guarantee::AbstractSockets => "Landlock ABI 6 (Linux 6.12)",
             Guarantee::ProtectedPaths => "a mount namespace (root or user namespaces)",
+            Guarantee::OtherProcesses => {
+                "a PID namespace with its own /proc, made by the supervisor (root)"
+            }
+            Guarantee::FileMetadata => {
+                "read-only mounts in the command's own mount namespace, made by the supervisor (root, Linux 5.12)"
+            }
         }
     }
 }
@@ -184,6 +200,10 @@ pub struct Support {
     pub network_namespace: Option<bool>,
     /// cgroup v2 is mounted and this process may create child groups in its own.
     pub cgroup_delegation: bool,
+    /// The supervisor can put each command in a PID namespace of its own, with its own
+    /// `/proc`, and mount everything outside the writable paths read-only (root, PID
+    /// namespaces, `mount_setattr`).
+    pub process_isolation: bool,
     /// The platform: `linux`, `macos`, ...
     pub platform: &'static str,
     /// macOS: `sandbox-exec` exists.
@@ -216,6 +236,9 @@ impl Support {
         if level == Level::WorkspaceWrite && !self.mount_namespace {
             missing.push(Guarantee::ProtectedPaths);
         }
+        if !self.process_isolation {
+            missing.extend([Guarantee::OtherProcesses, Guarantee::FileMetadata]);
+        }
         missing
     }
 }
@@ -228,6 +251,8 @@ fn all_guarantees() -> &'static [Guarantee] {
         Guarantee::Signals,
         Guarantee::AbstractSockets,
         Guarantee::ProtectedPaths,
+        Guarantee::OtherProcesses,
+        Guarantee::FileMetadata,
     ]
 }
 
@@ -289,9 +314,19 @@ pub struct Prepared {
 }
 
 /// Builds the sandbox of `plan`. With guarantees missing it logs them once per process
-/// and runs with the rest, or refuses when `strict`.
-pub fn prepare(plan: Plan, strict: bool) -> Result<Prepared, SandboxError> {
-    let missing = support().missing(plan.level);
+/// and runs with the rest, or refuses when `strict`. `isolating`: the spawner enters the
+/// process isolation of [`Support::process_isolation`] (the supervisor does; a shell
+/// spawned directly by the host cannot, since it needs a process of its own as the PID
+/// namespace's init).
+pub fn prepare(plan: Plan, strict: bool, isolating: bool) -> Result<Prepared, SandboxError> {
+    let mut missing = support().missing(plan.level);
+    if !isolating && plan.level != Level::Off && support().platform == "linux" {
+        for guarantee in [Guarantee::OtherProcesses, Guarantee::FileMetadata] {
+            if !missing.contains(&guarantee) {
+                missing.push(guarantee);
+            }
+        }
+    }
     if !missing.is_empty() {
         if strict {
             return Err(SandboxError::Unavailable {
@@ -310,14 +345,16 @@ pub fn prepare(plan: Plan, strict: bool) -> Result<Prepared, SandboxError> {
 }
 
 fn log_missing_once(level: Level, missing: &[Guarantee]) {
-    static LOGGED: std::sync::Mutex<Vec<Level>> = std::sync::Mutex::new(Vec::new());
+    static LOGGED: std::sync::Mutex<Vec<(Level, Vec<Guarantee>)>> =
+        std::sync::Mutex::new(Vec::new());
     let mut logged = LOGGED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if logged.contains(&level) {
+    let key = (level, missing.to_vec());
+    if logged.contains(&key) {
         return;
     }
-    logged.push(level);
+    logged.push(key);
     for guarantee in missing {
         tracing::warn!(
             level = level.name(),
@@ -341,22 +378,25 @@ pub fn missing_note(level: Level, missing: &[Guarantee]) -> Option<String> {
 
 /// `*` glob on a whole string, ASCII case-insensitive when `fold` is set.
 pub(crate) fn glob_match(pattern: &str, text: &str, fold: bool) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = if fold {
-        (
-            pattern.chars().map(|c| c.to_ascii_lowercase()).collect(),
-            text.chars().map(|c| c.to_ascii_lowercase()).collect(),
-        )
-    } else {
-        (pattern.chars().collect(), text.chars().collect())
+    // On bytes: `*` and every other pattern byte stand for themselves in UTF-8, and the
+    // folding is ASCII's, so this equals a match on characters, without allocating (it
+    // runs for every variable against every pattern, and for every name scanned).
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let same = |a: u8, b: u8| {
+        if fold {
+            a.eq_ignore_ascii_case(&b)
+        } else {
+            a == b
+        }
     };
     // Classic two-pointer wildcard match with backtracking to the last `*`.
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+        if pi < p.len() && p[pi] != b'*' && same(p[pi], t[ti]) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == b'*' {
             star = Some((pi, ti));
             pi += 1;
         } else if let Some((sp, st)) = star {
@@ -367,7 +407,7 @@ pub(crate) fn glob_match(pattern: &str, text: &str, fold: bool) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    p[pi..].iter().all(|c| *c == b'*')
 }
 
 /// Whether a file name is a secret by the patterns of `names` (exceptions win).
@@ -410,6 +450,11 @@ mod tests {
         assert!(glob_match("a*b*c", "axxbyyc", false));
         assert!(!glob_match("a*b*c", "axxbyy", false));
         assert!(glob_match("*", "", false));
+        // Bytes of a multibyte character never meet a lone pattern byte half way.
+        assert!(glob_match("*é*", "café au lait", false));
+        assert!(!glob_match("caf?", "café", false));
+        assert!(glob_match("*_token", "GITHUB_TOKEN", true));
+        assert!(!glob_match("*_token", "GITHUB_TOKEN", false));
     }
 
     #[test]
@@ -434,6 +479,7 @@ mod tests {
             user_namespace: None,
             network_namespace: None,
             cgroup_delegation: false,
+            process_isolation: true,
             platform: "linux",
             seatbelt: false,
         };
@@ -442,18 +488,26 @@ mod tests {
         let old = Support {
             landlock_abi: 3,
             mount_namespace: false,
+            process_isolation: false,
             ..full.clone()
         };
         assert_eq!(
             old.missing(Level::ReadOnly),
-            [Guarantee::Signals, Guarantee::AbstractSockets]
+            [
+                Guarantee::Signals,
+                Guarantee::AbstractSockets,
+                Guarantee::OtherProcesses,
+                Guarantee::FileMetadata
+            ]
         );
         assert_eq!(
             old.missing(Level::WorkspaceWrite),
             [
                 Guarantee::Signals,
                 Guarantee::AbstractSockets,
-                Guarantee::ProtectedPaths
+                Guarantee::ProtectedPaths,
+                Guarantee::OtherProcesses,
+                Guarantee::FileMetadata
             ]
         );
         let none = Support {
@@ -461,7 +515,7 @@ mod tests {
             seccomp: false,
             ..old
         };
-        assert_eq!(none.missing(Level::ReadOnly).len(), 5);
+        assert_eq!(none.missing(Level::ReadOnly).len(), 7);
         assert!(none.missing(Level::Off).is_empty());
         assert_eq!(
             missing_note(Level::ReadOnly, &[Guarantee::Network]).unwrap(),

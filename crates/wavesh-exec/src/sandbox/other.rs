@@ -24,6 +24,7 @@ pub(crate) fn probe() -> Support {
         user_namespace: Some(false),
         network_namespace: Some(false),
         cgroup_delegation: false,
+        process_isolation: false,
         platform: std::env::consts::OS,
         seatbelt: macos && std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists(),
     }

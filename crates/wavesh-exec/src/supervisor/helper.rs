@@ -431,9 +431,56 @@ fn fork_subreaper(
     }
     // SAFETY: both descriptors were just created and are owned here.
     let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+    // SBX-2: a sandboxed command's subreaper is the init of a PID namespace of its own
+    // (it then isolates itself, see `ChildSandbox::isolate`). unshare(CLONE_NEWPID) only
+    // sets where this process's next child is born; the helper goes back to its own
+    // namespace for the children after it.
+    let isolate = request
+        .sandbox
+        .as_ref()
+        .is_some_and(crate::sandbox::ChildSandbox::isolates);
+    // Not root: the PID namespace must be owned by a new user namespace, which only a
+    // clone can make for the child without moving the helper into it.
+    let userns = isolate
+        .then(crate::sandbox::isolation_user_namespace)
+        .flatten();
+    let own_pid_ns = if isolate && userns.is_none() {
+        let own = std::fs::File::open("/proc/self/ns/pid")?;
+        // SAFETY: unshare(2) on this single-threaded process.
+        if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
+            let error = io::Error::last_os_error();
+            return Err(io::Error::new(
+                error.kind(),
+                format!("cannot make a PID namespace for the sandboxed command: {error}"),
+            ));
+        }
+        Some(own)
+    } else {
+        None
+    };
+    // The helper, to the subreaper: a PID namespace's init has no parent pid to watch.
+    // SAFETY: pidfd_open of this process; a new close-on-exec descriptor or -1.
+    let helper_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as RawFd;
     // SAFETY: this process is single-threaded, so the child may run any code.
-    let pid = unsafe { libc::fork() };
+    let pid = unsafe {
+        if userns.is_some() {
+            crate::sandbox::fork_isolated(true)
+        } else {
+            libc::fork()
+        }
+    };
+    if pid != 0
+        && let Some(own) = &own_pid_ns
+        // SAFETY: setns(2) back into the namespace this process lives in.
+        && unsafe { libc::setns(own.as_raw_fd(), libc::CLONE_NEWPID) } != 0
+    {
+        report("cannot return to the helper's own PID namespace");
+    }
     if pid < 0 {
+        if helper_pidfd >= 0 {
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(helper_pidfd) };
+        }
         return Err(io::Error::last_os_error());
     }
     if pid == 0 {
@@ -451,26 +498,24 @@ fn fork_subreaper(
             libc::close(ours.as_raw_fd());
         }
         std::mem::forget(ours);
-        let cgroup_dir = request.cgroup_dir.clone();
-        // SAFETY: getppid has no preconditions.
-        let helper = unsafe { libc::getppid() };
-        let code = subreaper(theirs, request);
+        // Opened before the subreaper may isolate itself, when the cgroup file system
+        // becomes read-only in its namespace: these descriptors still reach the host's.
+        let cgroup = request.cgroup_dir.as_deref().and_then(CgroupParents::open);
+        let code = subreaper(theirs, request, userns);
         // The tree is gone (or detached and now gone): its cgroup goes too, and, when the
         // helper has ended meanwhile, the session's directory if it is empty. Never
         // another command's cgroup: the host may have just made one for a new command.
-        if let Some(dir) = cgroup_dir {
-            let _ = std::fs::remove_dir(&dir);
-            // SAFETY: getppid has no preconditions.
-            if unsafe { libc::getppid() } != helper
-                && let Some(parent) = dir.parent()
-            {
-                let _ = std::fs::remove_dir(parent);
-            }
+        if let Some(cgroup) = cgroup {
+            cgroup.remove(helper_gone(helper_pidfd));
         }
         // SAFETY: leaving the forked child without running the helper's destructors.
         unsafe { libc::_exit(code) };
     }
     drop(theirs);
+    if helper_pidfd >= 0 {
+        // SAFETY: closing our own descriptor; the subreaper has its copy.
+        unsafe { libc::close(helper_pidfd) };
+    }
     // `request`'s descriptors close here: the subreaper has its own copies.
     drop(request);
     // SAFETY: pidfd_open of our own unreaped child (pidfds are close-on-exec); a new
@@ -485,9 +530,97 @@ fn fork_subreaper(
     })
 }
 
+/// The session's and the command's cgroup directories, opened so the command's can be
+/// removed by descriptor.
+struct CgroupParents {
+    /// The session's directory, and its own parent with the session directory's name.
+    session: OwnedFd,
+    above: Option<(OwnedFd, CString)>,
+    name: CString,
+}
+
+impl CgroupParents {
+    fn open(dir: &std::path::Path) -> Option<CgroupParents> {
+        use std::os::unix::ffi::OsStrExt;
+        let open = |path: &std::path::Path| std::fs::File::open(path).ok().map(OwnedFd::from);
+        let parent = dir.parent()?;
+        let name = CString::new(dir.file_name()?.as_bytes()).ok()?;
+        let above = parent.parent().and_then(|above| {
+            Some((
+                open(above)?,
+                CString::new(parent.file_name()?.as_bytes()).ok()?,
+            ))
+        });
+        Some(CgroupParents {
+            session: open(parent)?,
+            above,
+            name,
+        })
+    }
+
+    /// Removes the command's directory, and the session's too when `helper_gone` and it
+    /// is empty.
+    #[allow(unsafe_code)]
+    fn remove(&self, helper_gone: bool) {
+        // SAFETY: unlinkat on descriptors and C strings owned by `self`.
+        unsafe {
+            libc::unlinkat(
+                self.session.as_raw_fd(),
+                self.name.as_ptr(),
+                libc::AT_REMOVEDIR,
+            );
+            if helper_gone && let Some((above, session)) = &self.above {
+                libc::unlinkat(above.as_raw_fd(), session.as_ptr(), libc::AT_REMOVEDIR);
+            }
+        }
+    }
+}
+
+/// Whether the helper, held by `pidfd`, has exited (a pidfd polls readable then).
+#[allow(unsafe_code)]
+fn helper_gone(pidfd: RawFd) -> bool {
+    if pidfd < 0 {
+        return false;
+    }
+    let mut poll = libc::pollfd {
+        fd: pidfd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one live pollfd, no wait.
+    unsafe { libc::poll(&mut poll, 1, 0) == 1 }
+}
+
+/// The pid the host's `/proc` (`host_proc`) gives our child `pid`: a PID namespace's
+/// init knows its children by their numbers inside it, and the host knows trees by
+/// theirs. Read from the fdinfo of a pidfd, which each `/proc` numbers in its own
+/// namespace.
+#[allow(unsafe_code)]
+fn host_pid(host_proc: &OwnedFd, pid: libc::pid_t) -> Option<libc::pid_t> {
+    // SAFETY: pidfd_open of our own unreaped child.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor was just returned to us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let info = rustix::fs::openat(
+        host_proc,
+        format!("thread-self/fdinfo/{}", fd.as_raw_fd()),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()?;
+    let text = io::read_to_string(std::fs::File::from(info)).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("Pid:"))
+        .and_then(|pid| pid.trim().parse().ok())
+        .filter(|pid: &libc::pid_t| *pid > 0)
+}
+
 /// The subreaper of one command. Returns its exit code.
 #[allow(unsafe_code)]
-fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
+fn subreaper(socket: OwnedFd, mut request: SpawnRequest, userns: Option<(u32, u32)>) -> i32 {
     let socket = socket.as_raw_fd();
     // SAFETY: process attribute and signal mask changes on this single-threaded process.
     let signals = unsafe {
@@ -507,6 +640,18 @@ fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
         let _ = write_all(socket, &record(tag::FAILED, errno, 0));
         return 1;
     }
+    let host_proc = match request.sandbox.as_mut() {
+        Some(sandbox) if sandbox.isolates() => match sandbox.isolate(userns) {
+            Ok(host_proc) => Some(host_proc),
+            Err(error) => {
+                report(&error.to_string());
+                let errno = error.raw_os_error().unwrap_or(libc::EPERM);
+                let _ = write_all(socket, &record(tag::FAILED, errno, 0));
+                return 1;
+            }
+        },
+        _ => None,
+    };
     let shell = match spawn_shell(&request) {
         Ok(pid) => pid,
         Err(errno) => {
@@ -515,7 +660,20 @@ fn subreaper(socket: OwnedFd, request: SpawnRequest) -> i32 {
         }
     };
     drop(request);
-    if write_all(socket, &record(tag::STARTED, shell, 0)).is_err() {
+    // The host knows the tree by the shell's pid in the host's namespace.
+    let known_as = match &host_proc {
+        Some(host_proc) => match host_pid(host_proc, shell) {
+            Some(pid) => pid,
+            None => {
+                end_tree(shell, true, signals);
+                let _ = write_all(socket, &record(tag::FAILED, libc::ESRCH, 0));
+                return 1;
+            }
+        },
+        None => shell,
+    };
+    drop(host_proc);
+    if write_all(socket, &record(tag::STARTED, known_as, 0)).is_err() {
         end_tree(shell, true, signals);
         return 1;
     }

@@ -261,6 +261,10 @@ impl Supervisor {
         let mut command = Command::new(&self.shared.program);
         command
             .arg(HELPER_ARG)
+            // SBX-2: every command's shell gets its environment in its request. The
+            // helper's own would be readable in `/proc/1/environ` of a sandboxed
+            // command's PID namespace, whose init is a fork of the helper.
+            .env_clear()
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
@@ -773,6 +777,10 @@ impl SpawnedChild for SupervisedChild {
 impl Spawner for SupervisedSpawner {
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
         Ok(Box::new(self.supervisor.spawn(&spec)?))
+    }
+
+    fn isolates_processes(&self) -> bool {
+        true
     }
 
     fn spawn_async(&self, spec: SpawnSpec) -> SpawnFuture<'_> {
