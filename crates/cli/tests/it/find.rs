@@ -690,3 +690,67 @@ fn search_2_find_walks_a_large_directory_in_gnus_order() {
     let out = same_as_gnu(&ws.root, "C", &[b"big", b"-printf", b"%f\\n"]);
     assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 10_051);
 }
+
+/// `-exec ... {} +` and `-execdir ... {} +` run as many commands as GNU's buildcmd does
+/// (128 KiB of arguments each; a starting point apart from the files below it), and a
+/// command ended by a signal is reported as GNU reports it.
+#[test]
+fn search_2_find_exec_batches_and_signals_are_gnus() {
+    let ws = Workspace::new();
+    let dir = ws.root.join("many");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..12_000 {
+        write(&dir.join(format!("file_with_a_long_name_{i:05}")), b"");
+    }
+    for args in [
+        &[
+            &b"many"[..],
+            b"-exec",
+            b"printf",
+            b"%s\\n",
+            b"BATCH",
+            b"{}",
+            b"+",
+        ][..],
+        &[
+            b"many",
+            b"-execdir",
+            b"printf",
+            b"%s\\n",
+            b"BATCH",
+            b"{}",
+            b"+",
+        ],
+    ] {
+        let out = same_as_gnu(&ws.root, "C", args);
+        let batches = out
+            .stdout
+            .split(|&b| b == b'\n')
+            .filter(|l| *l == b"BATCH")
+            .count();
+        assert!(batches >= 3, "{batches} batches for {args:?}");
+    }
+    let out = same_as_gnu(
+        &ws.root,
+        "C",
+        &[
+            b"many",
+            b"-maxdepth",
+            b"0",
+            b"-exec",
+            b"sh",
+            b"-c",
+            b"kill -9 $$",
+            b";",
+            b"-print",
+        ],
+    );
+    assert_eq!(
+        (
+            String::from_utf8_lossy(&out.stderr).as_ref(),
+            out.stdout.as_slice(),
+            out.code
+        ),
+        ("find: 'sh' terminated by signal 9\n", &b""[..], Some(0))
+    );
+}

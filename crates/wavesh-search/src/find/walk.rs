@@ -343,9 +343,6 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
             },
         })
         .collect();
-    let env_size: usize = std::env::vars_os()
-        .map(|(k, v)| k.len() + v.len() + 2 + size_of::<usize>())
-        .sum();
     let soft_limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(1024);
@@ -361,9 +358,8 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
         ls: LsWidths::default(),
         users: std::collections::HashMap::new(),
         groups: std::collections::HashMap::new(),
-        arg_limit: (2 * 1024 * 1024usize)
-            .saturating_sub(env_size + 2048)
-            .max(16 * 1024),
+        // GNU's buildcmd: at most 128 KiB of arguments, NULs included, per command.
+        arg_limit: 128 * 1024,
     };
     for root in &program.roots {
         if run.quit {
@@ -1129,14 +1125,14 @@ impl Run<'_> {
             let other_dir = exec.in_dir
                 && batch.dir.as_ref().map(|(_, p)| p) != dir_path.as_ref()
                 && !batch.args.is_empty();
-            let fixed: usize = exec.argv.iter().map(|a| a.len() + 1 + 8).sum();
+            let fixed: usize = exec.argv.iter().map(|a| a.len() + 1).sum();
             let full =
-                !batch.args.is_empty() && fixed + batch.size + arg.len() + 1 + 8 > self.arg_limit;
+                !batch.args.is_empty() && fixed + batch.size + arg.len() + 1 > self.arg_limit;
             if other_dir || full {
                 self.flush_batch(i);
             }
             let batch = &mut self.batches[i];
-            batch.size += arg.len() + 1 + 8;
+            batch.size += arg.len() + 1;
             batch.args.push(arg);
             batch.dir = dir;
             return true;
@@ -1181,11 +1177,12 @@ impl Run<'_> {
             arg.extend_from_slice(e.name);
             return Some((Some((e.dir.clone(), dir_path)), arg));
         }
-        // A starting point: its directory part, opened from the working directory.
+        // A starting point: its directory part, opened from the working directory. GNU
+        // runs its `{} +` apart from the files below it (the key says so).
         let path = e.path;
         if path.iter().all(|&b| b == b'/') {
             let fd = open_dir(rustix::fs::CWD, b"/", true).ok()?;
-            return Some((Some((Dir::Fd(Rc::new(fd)), b"/".to_vec())), b"/".to_vec()));
+            return Some((Some((Dir::Fd(Rc::new(fd)), root_key(b"/"))), b"/".to_vec()));
         }
         let trimmed_len = path.len() - path.iter().rev().take_while(|&&b| b == b'/').count();
         let (dir_part, base) = match memchr::memrchr(b'/', &path[..trimmed_len]) {
@@ -1195,7 +1192,7 @@ impl Run<'_> {
         let mut arg = b"./".to_vec();
         arg.extend_from_slice(base);
         match open_dir(rustix::fs::CWD, dir_part, true) {
-            Ok(fd) => Some((Some((Dir::Fd(Rc::new(fd)), dir_part.to_vec())), arg)),
+            Ok(fd) => Some((Some((Dir::Fd(Rc::new(fd)), root_key(dir_part))), arg)),
             Err(err) => {
                 self.error(dir_part, &err);
                 None
@@ -1222,7 +1219,17 @@ impl Run<'_> {
             super::sys::chdir_before_exec(&mut command, std::os::fd::AsRawFd::as_raw_fd(&dir.fd()));
         }
         match command.status() {
-            Ok(status) => Some(status.success()),
+            Ok(status) => {
+                use std::os::unix::process::ExitStatusExt;
+                if let Some(signal) = status.signal() {
+                    self.flush_stdout();
+                    find_error(&format!(
+                        "{} terminated by signal {signal}",
+                        quote(&argv[0])
+                    ));
+                }
+                Some(status.success())
+            }
             Err(err) => {
                 find_error(&format!(
                     "{}: {}",
@@ -1246,6 +1253,14 @@ impl Run<'_> {
             self.status = 1;
         }
     }
+}
+
+/// The `-execdir ... {} +` batch key of a starting point's directory: never a walked
+/// directory's path (a NUL cannot be in one).
+fn root_key(dir: &[u8]) -> Bytes {
+    let mut key = b"\0".to_vec();
+    key.extend_from_slice(dir);
+    key
 }
 
 /// A name for a terminal, as GNU prints one there: `?` for each byte that is not part of
