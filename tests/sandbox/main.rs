@@ -15,7 +15,9 @@
 #[allow(dead_code)]
 mod util;
 
+mod background;
 mod escapes;
+mod every_secret;
 mod everyday;
 mod harm;
 
@@ -67,19 +69,13 @@ impl Fixture {
         reason = "a fixture makes files: not a default"
     )]
     pub fn new() -> Fixture {
-        let base = std::fs::canonicalize(std::env::temp_dir())
-            .unwrap()
-            .join(format!("wavesh-sbx-{}", util::unique()));
-        let (ws, home, outside, private) = (
-            base.join("ws"),
-            base.join("home"),
-            base.join("outside"),
-            base.join("private"),
+        let fixture = Fixture::empty();
+        let (ws, home, outside, marker) = (
+            &fixture.ws,
+            &fixture.home,
+            &fixture.outside,
+            &fixture.marker,
         );
-        for dir in [&ws, &home, &outside, &private] {
-            std::fs::create_dir_all(dir).unwrap();
-        }
-        let marker = format!("MARKER{}", util::digit_marker());
         for secret in HOME_SECRETS {
             write(&home.join(secret), &format!("{marker}-{secret}\n"));
         }
@@ -90,7 +86,7 @@ impl Fixture {
         write(&ws.join("README.md"), "hello\n");
         write(&ws.join("src/main.txt"), "code\n");
         write(&outside.join("victim.txt"), "original\n");
-        git(&ws, &["init", "-q"]);
+        git(ws, &["init", "-q"]);
         write(&ws.join(".claude/settings.local.json"), "{}\n");
         // A secret kept in git: the password store.
         let store = home.join(".password-store");
@@ -110,6 +106,24 @@ impl Fixture {
                 "t",
             ],
         );
+        fixture
+    }
+
+    /// The same world with nothing planted: empty workspace, fake HOME and outside.
+    pub fn empty() -> Fixture {
+        let base = std::fs::canonicalize(std::env::temp_dir())
+            .unwrap()
+            .join(format!("wavesh-sbx-{}", util::unique()));
+        let (ws, home, outside, private) = (
+            base.join("ws"),
+            base.join("home"),
+            base.join("outside"),
+            base.join("private"),
+        );
+        for dir in [&ws, &home, &outside, &private] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let marker = format!("MARKER{}", util::digit_marker());
         Fixture {
             base,
             ws,

@@ -149,6 +149,9 @@ pub struct SandboxOutcome {
     pub missing: Vec<crate::sandbox::Guarantee>,
     /// The variables removed from its environment.
     pub scrubbed: Scrubbed,
+    /// The directory it started in: relative paths of its error lines are judged from
+    /// it.
+    pub cwd: PathBuf,
 }
 
 /// A command now running as a background task.
@@ -568,6 +571,7 @@ impl Executor {
                 plan: prepared.plan,
                 missing: prepared.missing,
                 scrubbed,
+                cwd: request.cwd.clone(),
             }),
         ))
     }

@@ -25,17 +25,125 @@ use crate::task_tools::{
     Retrieval, TASK_STOP_TIMEOUT_MS, TaskOutputInput,
 };
 
-/// What the sandbox adds to a result: what it refused (SBX-4) and the guarantees this
-/// machine lacks (SBX-5).
-fn sandbox_notes(output: &str, sandbox: &wavesh_exec::SandboxOutcome, cwd: &Path) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(note) = wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, cwd) {
-        notes.push(note);
+/// What the model is shown of a sandboxed command's output, by one path whether the
+/// command ended in the foreground or is read back as a task (TaskOutput, its
+/// notification, the host's tail): scrubbed values masked (SBX-2), what the sandbox
+/// refused (SBX-4) and the guarantees this machine lacks (SBX-5). The output files the
+/// model is told to read are masked on disk once the command has ended.
+#[derive(Clone, Copy)]
+struct ModelView<'a>(Option<&'a wavesh_exec::SandboxOutcome>);
+
+impl<'a> ModelView<'a> {
+    fn of_job(job: &'a Job) -> ModelView<'a> {
+        ModelView(job.sandbox().map(Arc::as_ref))
     }
-    if let Some(note) = wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing) {
-        notes.push(note);
+
+    /// `text` with the scrubbed values masked.
+    fn mask(self, text: &str) -> String {
+        match self.0 {
+            Some(sandbox) => wavesh_exec::sandbox::mask_scrubbed(text, &sandbox.scrubbed),
+            None => text.to_owned(),
+        }
     }
-    notes
+
+    /// Masks the scrubbed values in the output file at `path`, which the command no
+    /// longer writes; a failure is logged (what is read of it is masked anyway).
+    fn mask_file(self, path: &Path) {
+        let Some(sandbox) = self.0 else {
+            return;
+        };
+        if let Err(error) = wavesh_exec::sandbox::mask_file(path, &sandbox.scrubbed) {
+            tracing::warn!(path = %path.display(), %error, "cannot mask the scrubbed values in an output file");
+        }
+    }
+
+    /// How many bytes to read beyond a cut of a file the command is still writing, so
+    /// that a value across the cut is masked whole.
+    fn margin(self) -> u64 {
+        self.0
+            .map_or(0, |sandbox| sandbox.scrubbed.longest() as u64)
+    }
+
+    /// What the sandbox refused in `output` and the guarantees that are missing.
+    fn notes(self, output: &str) -> Vec<String> {
+        self.denial_note(output)
+            .into_iter()
+            .chain(self.missing_note())
+            .collect()
+    }
+
+    /// What the sandbox refused in `output`, if anything.
+    fn denial_note(self, output: &str) -> Option<String> {
+        let sandbox = self.0?;
+        wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, &sandbox.cwd)
+    }
+
+    fn missing_note(self) -> Option<String> {
+        let sandbox = self.0?;
+        wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing)
+    }
+
+    /// A page of a file the command may still be writing, its ends moved so that no
+    /// scrubbed value is cut: an end inside one moves before it, a start inside one
+    /// moves back to its first byte (the page then shows it masked whole).
+    fn page(
+        self,
+        path: &Path,
+        page: task_tools::OutputPage,
+        max: u64,
+    ) -> std::io::Result<task_tools::PageRead> {
+        let read = task_tools::read_page(path, page, max)?;
+        let Some(sandbox) = self.0.filter(|s| !s.scrubbed.is_empty()) else {
+            return Ok(read);
+        };
+        let crossing = |at: u64| -> std::io::Result<Option<(u64, u64)>> {
+            let reach = sandbox.scrubbed.longest() as u64;
+            let from = at.saturating_sub(reach);
+            let mut file = std::fs::File::open(path)?;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from))?;
+            let mut window = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(file, reach * 2), &mut window)?;
+            Ok(sandbox.scrubbed.values.iter().find_map(|(_, value)| {
+                let value = value.as_bytes();
+                window
+                    .windows(value.len())
+                    .enumerate()
+                    .map(|(i, w)| (from + i as u64, w))
+                    .find(|(start, w)| {
+                        *w == value && *start < at && start + value.len() as u64 > at
+                    })
+                    .map(|(start, _)| (start, start + value.len() as u64))
+            }))
+        };
+        let mut start = read.start;
+        let mut end = read.end;
+        if start > 0
+            && let Some((value_start, _)) = crossing(start)?
+        {
+            start = value_start;
+        }
+        if end < read.total
+            && let Some((value_start, value_end)) = crossing(end)?
+        {
+            // Before the value, unless the page would be empty: then past it.
+            end = if value_start > start {
+                value_start
+            } else {
+                value_end
+            };
+        }
+        if (start, end) == (read.start, read.end) {
+            return Ok(read);
+        }
+        task_tools::read_page(
+            path,
+            task_tools::OutputPage {
+                offset: start,
+                limit: end - start,
+            },
+            u64::MAX,
+        )
+    }
 }
 
 /// When and where a command started, for the read-file effects (READ).
@@ -161,7 +269,10 @@ impl<'a> Agent<'a> {
             }
             BackgroundReason::User => render::background_user(job.id(), &path),
         };
-        for note in notes {
+        for note in notes
+            .into_iter()
+            .chain(ModelView::of_job(job).missing_note())
+        {
             text.push('\n');
             text.push_str(&note);
         }
@@ -238,6 +349,10 @@ impl<'a> Agent<'a> {
             // A command ended by us has no exit-code meaning of its own.
             _ => ExitMeaning::Expected(""),
         };
+        let view = ModelView(finished.sandbox.as_deref());
+        // The file is masked before anything is read from it: a preview cut, or the
+        // file itself when its path is shown, never holds part of a value.
+        view.mask_file(finished.output.path());
         let output = render::read_output(&finished.output, self.shared.config.max_output_chars)
             .map_err(|source| ToolError::Output {
                 path: finished.output.path().to_path_buf(),
@@ -320,19 +435,15 @@ impl<'a> Agent<'a> {
         {
             notes.extend(self.shared.adopt_cwd(dir));
         }
-        if let Some(sandbox) = &finished.sandbox {
-            notes.extend(sandbox_notes(&lines.join("\n"), sandbox, &started.cwd));
-        }
+        notes.extend(view.notes(&lines.join("\n")));
         lines.extend(notes);
-        let mut text = if lines.is_empty() {
+        let text = if lines.is_empty() {
             "(no output)".to_owned()
         } else {
             lines.join("\n")
         };
-        if let Some(sandbox) = &finished.sandbox {
-            // SBX-2: a credential the command found elsewhere is not shown to the model.
-            text = wavesh_exec::sandbox::mask_scrubbed(&text, &sandbox.scrubbed);
-        }
+        // SBX-2: a credential the command found elsewhere is not shown to the model.
+        let text = view.mask(&text);
         Ok(self.completed_result(
             text,
             is_error,
@@ -403,24 +514,29 @@ impl<'a> Agent<'a> {
                 () = ctx.abort.cancelled() => return Err(ToolError::Aborted),
             }
         };
+        let view = ModelView::of_job(&job);
+        let ended = retrieval == Retrieval::Success;
+        if ended {
+            // The command no longer writes it: the file named in the answer is masked
+            // too, and so is every page read of it from now on.
+            view.mask_file(job.output_path());
+        }
         let (output, page) = match input.page {
             // MCP-4: exactly the part asked for, at most the text limit.
             Some(page) => {
-                let read = task_tools::read_page(
-                    job.output_path(),
-                    page,
-                    self.shared.config.task_max_output_chars as u64,
-                )
+                let max = self.shared.config.task_max_output_chars as u64;
+                let read = if ended {
+                    task_tools::read_page(job.output_path(), page, max)
+                } else {
+                    view.page(job.output_path(), page, max)
+                }
                 .map_err(|source| ToolError::Output {
                     path: job.output_path().to_path_buf(),
                     source,
                 })?;
                 (read.text.clone(), Some(read))
             }
-            None => (
-                self.project_output(&job, retrieval == Retrieval::Success)?,
-                None,
-            ),
+            None => (self.project_output(&job, ended, view)?, None),
         };
         if ctx.abort.is_cancelled() {
             return Err(ToolError::Aborted);
@@ -429,8 +545,18 @@ impl<'a> Agent<'a> {
             job.mark_notified();
         }
         let status = job.status();
+        let mut text = view.mask(&task_tools::task_output_text(
+            &job,
+            retrieval,
+            &output,
+            page.as_ref(),
+        ));
+        for note in view.notes(&output) {
+            text.push('\n');
+            text.push_str(&note);
+        }
         Ok(TaskOutputResult {
-            text: task_tools::task_output_text(&job, retrieval, &output, page.as_ref()),
+            text,
             retrieval_status: retrieval.word(),
             task_id: job.id().to_owned(),
             status: status.word(),
@@ -440,20 +566,33 @@ impl<'a> Agent<'a> {
     }
 
     /// TASK-2: the first 30000 bytes while running, the last 8 MiB after, at most
-    /// `task_max_output_chars` characters of it (the tail), with the path when cut.
-    fn project_output(&self, job: &Job, ended: bool) -> Result<String, ToolError> {
+    /// `task_max_output_chars` characters of it (the tail), with the path when cut. A
+    /// head is read with [`ModelView::margin`] more and masked before it is cut; an
+    /// ended task's file is masked already.
+    fn project_output(
+        &self,
+        job: &Job,
+        ended: bool,
+        view: ModelView<'_>,
+    ) -> Result<String, ToolError> {
         let path = job.output_path();
         let error = |source| ToolError::Output {
             path: path.to_path_buf(),
             source,
         };
         let total = std::fs::metadata(path).map_err(error)?.len();
-        let bytes = if ended {
-            read_tail(path, FINISHED_TAIL_BYTES).map_err(error)?
+        let text = if ended {
+            String::from_utf8_lossy(&read_tail(path, FINISHED_TAIL_BYTES).map_err(error)?)
+                .into_owned()
         } else {
-            read_head(path, RUNNING_HEAD_BYTES).map_err(error)?
+            let bytes = read_head(path, RUNNING_HEAD_BYTES + view.margin()).map_err(error)?;
+            let masked = view.mask(&String::from_utf8_lossy(&bytes));
+            let mut cut = masked.len().min(RUNNING_HEAD_BYTES as usize);
+            while !masked.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            masked[..cut].to_owned()
         };
-        let text = String::from_utf8_lossy(&bytes);
         Ok(task_tools::keep_tail(
             &text,
             self.shared.config.task_max_output_chars,
@@ -521,18 +660,33 @@ impl<'a> Agent<'a> {
             .take_finished()
             .into_iter()
             .map(|job| {
+                let view = ModelView::of_job(&job);
+                // The task has ended: its file is masked before its tail is read.
+                view.mask_file(job.output_path());
                 let tail = read_tail(job.output_path(), (NOTIFICATION_TAIL_CHARS * 4) as u64)
                     .map(|bytes| {
                         last_chars(&String::from_utf8_lossy(&bytes), NOTIFICATION_TAIL_CHARS)
                     })
                     .unwrap_or_default();
                 let description = self.shared.description(job.id());
+                let mut text = view.mask(&task_tools::notification_text(
+                    &job,
+                    description.as_deref(),
+                    &tail,
+                ));
+                // Inside the notification, before its end. The missing guarantees are
+                // told in the command's own result and its TaskOutput, not here again.
+                if let Some(note) = view.denial_note(&tail)
+                    && let Some(body) = text.strip_suffix("</task-notification>")
+                {
+                    text = format!("{body}{note}\n</task-notification>");
+                }
                 TaskNotification {
                     task_id: job.id().to_owned(),
                     status: job.status().word(),
                     exit_code: job.exit().map(|exit| exit.status.code()),
                     output_path: job.output_path().to_path_buf(),
-                    text: task_tools::notification_text(&job, description.as_deref(), &tail),
+                    text,
                 }
             })
             .collect()
@@ -565,12 +719,24 @@ impl<'a> Agent<'a> {
 
     pub(crate) fn task_tail(&self, id: &str) -> Result<String, ToolError> {
         let job = self.find(id)?;
+        let view = ModelView::of_job(&job);
+        if job.status().is_terminal() {
+            view.mask_file(job.output_path());
+        }
         let bytes =
-            read_tail(job.output_path(), HOST_TAIL_BYTES).map_err(|source| ToolError::Output {
-                path: job.output_path().to_path_buf(),
-                source,
+            read_tail(job.output_path(), HOST_TAIL_BYTES + view.margin()).map_err(|source| {
+                ToolError::Output {
+                    path: job.output_path().to_path_buf(),
+                    source,
+                }
             })?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        // Masked before the margin is cut off again, so a value across the cut is whole.
+        let masked = view.mask(&String::from_utf8_lossy(&bytes));
+        let mut cut = masked.len().saturating_sub(HOST_TAIL_BYTES as usize);
+        while !masked.is_char_boundary(cut) {
+            cut += 1;
+        }
+        Ok(masked[cut..].to_owned())
     }
 }
 
@@ -585,4 +751,50 @@ fn read_tail(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 fn last_chars(text: &str, n: usize) -> String {
     let count = text.chars().count();
     text.chars().skip(count.saturating_sub(n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavesh_exec::sandbox::{Level, Plan, Scrubbed};
+
+    #[test]
+    fn sbx_2_a_page_of_a_running_task_never_cuts_a_scrubbed_value() {
+        let outcome = wavesh_exec::SandboxOutcome {
+            plan: Plan {
+                level: Level::ReadOnly,
+                writable_dirs: Vec::new(),
+                writable_files: Vec::new(),
+                read_only: Vec::new(),
+                secret_paths: Vec::new(),
+                secret_names: Vec::new(),
+                scan_dirs: Vec::new(),
+                scan_trees: Vec::new(),
+                network: false,
+            },
+            missing: Vec::new(),
+            scrubbed: Scrubbed {
+                names: Vec::new(),
+                values: vec![("T".into(), "secretvalue123".into())],
+            },
+            cwd: "/".into(),
+        };
+        let view = ModelView(Some(&outcome));
+        let path = std::env::temp_dir().join(format!("wavesh-page-{}", std::process::id()));
+        std::fs::write(&path, "aaaa secretvalue123 bbbb").unwrap();
+        let page = |offset, limit| {
+            let read = view
+                .page(&path, task_tools::OutputPage { offset, limit }, 1000)
+                .unwrap();
+            (view.mask(&read.text), read.start, read.end)
+        };
+        // An end inside the value moves before it; the next page starts there.
+        assert_eq!(page(0, 10), ("aaaa ".to_owned(), 0, 5));
+        assert_eq!(page(5, 100), ("[scrubbed $T] bbbb".to_owned(), 5, 24));
+        // A start inside it moves back to its first byte.
+        assert_eq!(page(10, 100), ("[scrubbed $T] bbbb".to_owned(), 5, 24));
+        // A page smaller than the value that starts with it takes it whole.
+        assert_eq!(page(5, 3), ("[scrubbed $T]".to_owned(), 5, 19));
+        std::fs::remove_file(&path).unwrap();
+    }
 }

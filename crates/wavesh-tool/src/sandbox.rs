@@ -6,84 +6,35 @@ use std::path::{Path, PathBuf};
 
 use wavesh_exec::sandbox::{EnvFilter, Level, SecretList};
 
-/// Secret locations under the home directory (`~/` is the home), read by nothing that
-/// runs in the sandbox (SBX-2, RO-9). The credential files of common package managers,
-/// cloud CLIs and agent CLIs.
-pub const DEFAULT_SECRET_PATHS: &[&str] = &[
-    "~/.ssh",
-    "~/.aws",
-    "~/.gnupg",
-    "~/.netrc",
-    "~/_netrc",
-    "~/.git-credentials",
-    "~/.config/git/credentials",
-    "~/.config/gh",
-    "~/.config/hub",
-    "~/.config/glab-cli",
-    "~/.docker/config.json",
-    "~/.kube",
-    "~/.azure",
-    "~/.config/gcloud",
-    "~/.oci",
-    "~/.terraform.d/credentials.tfrc.json",
-    "~/.vault-token",
-    "~/.pgpass",
-    "~/.my.cnf",
-    "~/.npmrc",
-    "~/.yarnrc.yml",
-    "~/.pypirc",
-    "~/.config/pip/pip.conf",
-    "~/.gem/credentials",
-    "~/.cargo/credentials",
-    "~/.cargo/credentials.toml",
-    "~/.m2/settings.xml",
-    "~/.gradle/gradle.properties",
-    "~/.nuget/NuGet/NuGet.Config",
-    "~/.composer/auth.json",
-    "~/.config/composer/auth.json",
-    "~/.password-store",
-    "~/.local/share/keyrings",
-    "~/.config/op",
-    "~/.claude/.credentials.json",
-    "~/.claude.json",
-    "~/.codex/auth.json",
-    "~/.gemini/oauth_creds.json",
-    "~/.config/github-copilot",
-    "~/.bash_history",
-    "~/.zsh_history",
-    "~/.local/share/fish/fish_history",
-    "~/.python_history",
-    "~/.psql_history",
-    "~/.mysql_history",
-    "~/.mozilla",
-    "~/.config/google-chrome",
-    "~/.config/chromium",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/ssl/private",
-];
+/// The secret locations of the shared secret list (`wavesh-policy`'s `data/secrets.txt`,
+/// the list the classifier checks path operands against: RO-9): its `home` entries as
+/// `~/PATTERN`, its `abs` entries as they are. Nothing that runs in the sandbox reads
+/// them (SBX-2). One list, so a location added to the file is hidden by the sandbox too.
+pub fn default_secret_paths() -> Vec<String> {
+    use wavesh_policy::secrets::SecretKind;
+    wavesh_policy::secrets::secret_patterns()
+        .iter()
+        .filter_map(|p| match p.kind {
+            SecretKind::Home => Some(format!("~/{}", p.pattern)),
+            SecretKind::Absolute => Some(p.pattern.to_owned()),
+            SecretKind::Name | SecretKind::NotName => None,
+        })
+        .collect()
+}
 
-/// File names that are secrets wherever they are found (exceptions start with `!`).
-pub const DEFAULT_SECRET_NAMES: &[&str] = &[
-    ".env",
-    ".env.*",
-    "!.env.example",
-    "!.env.sample",
-    "!.env.template",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "id_dsa*",
-    "ssh_host_*_key",
-    ".netrc",
-    "_netrc",
-    ".git-credentials",
-    ".pgpass",
-];
+/// The file names of the shared secret list that are secrets wherever they are found:
+/// its `name` entries, and its `not-name` exceptions with a leading `!`.
+pub fn default_secret_names() -> Vec<String> {
+    use wavesh_policy::secrets::SecretKind;
+    wavesh_policy::secrets::secret_patterns()
+        .iter()
+        .filter_map(|p| match p.kind {
+            SecretKind::Name => Some(p.pattern.to_owned()),
+            SecretKind::NotName => Some(format!("!{}", p.pattern)),
+            SecretKind::Home | SecretKind::Absolute => None,
+        })
+        .collect()
+}
 
 /// The sandbox part of a session's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,8 +76,8 @@ impl Default for SandboxSettings {
             excluded_commands: Vec::new(),
             allow_unsandboxed: true,
             strict: false,
-            secret_paths: DEFAULT_SECRET_PATHS.iter().map(|s| s.to_string()).collect(),
-            secret_names: DEFAULT_SECRET_NAMES.iter().map(|s| s.to_string()).collect(),
+            secret_paths: default_secret_paths(),
+            secret_names: default_secret_names(),
             allow_write: Vec::new(),
             deny_write: Vec::new(),
             env_deny: EnvFilter::default().deny,

@@ -245,6 +245,7 @@ mod tests {
             secret_paths: vec!["/home/u/.ssh".into()],
             secret_names: vec![".env".into()],
             scan_dirs: Vec::new(),
+            scan_trees: Vec::new(),
             network: false,
         }
     }

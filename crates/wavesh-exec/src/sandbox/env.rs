@@ -1,6 +1,8 @@
 //! The credential-scrubbed environment of a sandboxed command (SBX-2).
 
 use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::path::Path;
 
 use super::glob_match;
 
@@ -104,6 +106,94 @@ pub struct Scrubbed {
     pub values: Vec<(String, String)>,
 }
 
+impl Scrubbed {
+    /// Whether no value is masked.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The length in bytes of the longest value masked: a text cut within this many
+    /// bytes of a value may hold a part of it, so a part of a file is masked with this
+    /// much more read around it.
+    pub fn longest(&self) -> usize {
+        self.values.iter().map(|(_, v)| v.len()).max().unwrap_or(0)
+    }
+}
+
+/// Rewrites the file at `path` with every scrubbed value masked as [`mask_scrubbed`]
+/// does, when one appears in it (SBX-2): a file whose path the model is told to read
+/// (a persisted or a background command's output) shows no more than the model text.
+/// The masked copy replaces the file by a rename, so a reader sees one or the other
+/// whole. Returns whether anything was masked. Streams: memory stays flat.
+pub fn mask_file(path: &Path, scrubbed: &Scrubbed) -> io::Result<bool> {
+    if scrubbed.is_empty() {
+        return Ok(false);
+    }
+    let mut values: Vec<(&[u8], Vec<u8>)> = scrubbed
+        .values
+        .iter()
+        .map(|(name, value)| (value.as_bytes(), format!("[scrubbed ${name}]").into_bytes()))
+        .collect();
+    values.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+    let mut first = [false; 256];
+    for (value, _) in &values {
+        if let Some(&b) = value.first() {
+            first[b as usize] = true;
+        }
+    }
+    let keep = scrubbed.longest().saturating_sub(1);
+    let mut input = std::fs::File::open(path)?;
+    let mut name = path.as_os_str().to_owned();
+    name.push(".masking");
+    let temp = std::path::PathBuf::from(name);
+    let mut output = io::BufWriter::new(std::fs::File::create(&temp)?);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut changed = false;
+    let result = (|| -> io::Result<()> {
+        loop {
+            let n = input.read(&mut chunk)?;
+            buf.extend_from_slice(&chunk[..n]);
+            let eof = n == 0;
+            // A value starting before `limit` ends inside `buf`.
+            let limit = if eof {
+                buf.len()
+            } else {
+                buf.len().saturating_sub(keep)
+            };
+            let mut out = Vec::with_capacity(limit);
+            let mut i = 0;
+            while i < limit {
+                let hit = first[buf[i] as usize]
+                    .then(|| values.iter().find(|(v, _)| buf[i..].starts_with(v)))
+                    .flatten();
+                match hit {
+                    Some((value, mask)) => {
+                        out.extend_from_slice(mask);
+                        i += value.len();
+                        changed = true;
+                    }
+                    None => {
+                        out.push(buf[i]);
+                        i += 1;
+                    }
+                }
+            }
+            output.write_all(&out)?;
+            buf.drain(..i.min(buf.len()));
+            if eof {
+                return output.flush();
+            }
+        }
+    })();
+    if result.is_ok() && changed {
+        std::fs::rename(&temp, path)?;
+    } else {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map(|()| changed)
+}
+
 /// `text` with every scrubbed value replaced by `[scrubbed $NAME]` (SBX-2): a command
 /// that found the value elsewhere (a config file, a login script) still does not show it
 /// to the model. Longer values first, so a value containing another is masked whole.
@@ -153,6 +243,40 @@ mod tests {
         ] {
             assert!(!filter.removes(name), "{name} should be kept");
         }
+    }
+
+    #[test]
+    fn sbx_2_files_are_masked_across_chunks() {
+        let scrubbed = Scrubbed {
+            names: Vec::new(),
+            values: vec![
+                ("GH_TOKEN".into(), "ghp_abcdefghijkl".into()),
+                ("LONG_TOKEN".into(), "ghp_abcdefghijkl-and-more".into()),
+            ],
+        };
+        let path = std::env::temp_dir().join(format!(
+            "wavesh-mask-{}-{}",
+            std::process::id(),
+            crate::private_dir::random_name(6)
+        ));
+        // A value across the first chunk's end, and bytes that are not UTF-8.
+        let mut text = vec![b'x'; (1 << 20) - 5];
+        text.extend_from_slice(b"ghp_abcdefghijkl and ghp_abcdefghijkl-and-more \xff\n");
+        std::fs::write(&path, &text).unwrap();
+        assert!(mask_file(&path, &scrubbed).unwrap());
+        let masked = std::fs::read(&path).unwrap();
+        let mut expected = vec![b'x'; (1 << 20) - 5];
+        expected.extend_from_slice(b"[scrubbed $GH_TOKEN] and [scrubbed $LONG_TOKEN] \xff\n");
+        assert!(
+            masked == expected,
+            "{}",
+            String::from_utf8_lossy(&masked[(1 << 20) - 10..])
+        );
+        assert!(
+            !mask_file(&path, &scrubbed).unwrap(),
+            "nothing left to mask"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

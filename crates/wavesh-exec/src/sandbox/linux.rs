@@ -28,6 +28,7 @@ use seccompiler::{
     SeccompRule,
 };
 
+use super::scan::{Stamp, stamp};
 use super::{Level, Plan, SandboxError, Support};
 
 /// A mount made in the command's private mount namespace, before Landlock.
@@ -180,10 +181,20 @@ fn mount_op(kind: MountKind, path: &Path) -> io::Result<MountOp> {
     })
 }
 
+/// The secrets of a plan as the sandbox found them: the ones Landlock hides, the ones
+/// mounts hide, and the directories and ignore files the search read (stamped before they
+/// were read, so that the reads are built again when one of them changes).
+struct Found {
+    landlock: Vec<PathBuf>,
+    hidden: Vec<(PathBuf, bool)>,
+    stamps: Vec<(PathBuf, Stamp)>,
+}
+
 /// Secrets Landlock hides (everything, unless it lies inside a writable directory and
 /// a mount can hide it instead), and the existing ones to hide with mounts (with
-/// whether each is a directory).
-fn split_secrets(plan: &Plan, mounts: bool) -> (Vec<PathBuf>, Vec<(PathBuf, bool)>) {
+/// whether each is a directory): the secret paths, and what [`super::scan::find`] finds
+/// by name and by inode beside them.
+fn split_secrets(plan: &Plan, mounts: bool) -> Found {
     let mut all: Vec<PathBuf> = Vec::new();
     for path in &plan.secret_paths {
         all.push(path.clone());
@@ -193,26 +204,10 @@ fn split_secrets(plan: &Plan, mounts: bool) -> (Vec<PathBuf>, Vec<(PathBuf, bool
             all.push(real);
         }
     }
-    let inodes = secret_inodes(&all);
-    for dir in &plan.scan_dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            use std::os::unix::fs::{DirEntryExt, MetadataExt};
-            let by_name =
-                super::secret_name(&plan.secret_names, &entry.file_name().to_string_lossy());
-            // A hardlink to a secret file read through another name: the directory entry's
-            // inode number is known without a stat; the device is checked on a match only.
-            let by_inode = inodes.iter().any(|(dev, ino)| {
-                *ino == entry.ino()
-                    && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.dev() == *dev)
-            });
-            if by_name || by_inode {
-                all.push(dir.join(entry.file_name()));
-            }
-        }
-    }
+    let scanned = super::scan::find(&all, &plan.secret_names, &plan.scan_dirs, &plan.scan_trees);
+    all.extend(scanned.secrets);
+    all.sort();
+    all.dedup();
     let mut landlock = Vec::new();
     let mut hidden = Vec::new();
     for path in all {
@@ -230,34 +225,11 @@ fn split_secrets(plan: &Plan, mounts: bool) -> (Vec<PathBuf>, Vec<(PathBuf, bool
             landlock.push(path);
         }
     }
-    (landlock, hidden)
-}
-
-/// Device and inode of the secret files: each secret path that is a file, and the files
-/// directly inside each secret directory.
-fn secret_inodes(secrets: &[PathBuf]) -> Vec<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let mut out = Vec::new();
-    let mut add = |meta: &std::fs::Metadata| {
-        if meta.is_file() {
-            out.push((meta.dev(), meta.ino()));
-        }
-    };
-    for path in secrets {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-                if let Ok(meta) = entry.metadata() {
-                    add(&meta);
-                }
-            }
-        } else {
-            add(&meta);
-        }
+    Found {
+        landlock,
+        hidden,
+        stamps: scanned.stamps,
     }
-    out
 }
 
 type BuildError = (String, io::Error);
@@ -275,22 +247,13 @@ type ReadsKey = (
     Vec<String>,
     Vec<PathBuf>,
     Vec<PathBuf>,
+    Vec<PathBuf>,
     Level,
     bool,
 );
 
-/// A directory's identity and modification time: a listing stays valid while it holds.
-type Stamp = Option<(i64, i64, u64)>;
-
 /// The last reads built, with what they depend on.
 type CachedReads = (ReadsKey, Vec<(PathBuf, Stamp)>, std::sync::Arc<Reads>);
-
-fn stamp(dir: &Path) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(dir)
-        .ok()
-        .map(|m| (m.mtime(), m.mtime_nsec(), m.ino()))
-}
 
 /// The reads of `plan`, built again only when a directory they were listed from
 /// changed: building them lists `/`, the directories on the way to each secret and the
@@ -315,6 +278,10 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
                     .scan_dirs
                     .iter()
                     .any(|s| s.starts_with(dir) || dir.parent() == Some(s.as_path()))
+                || plan
+                    .scan_trees
+                    .iter()
+                    .any(|t| t.starts_with(dir) || dir.starts_with(t))
         })
         .cloned()
         .collect();
@@ -322,6 +289,7 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         plan.secret_paths.clone(),
         plan.secret_names.clone(),
         plan.scan_dirs.clone(),
+        plan.scan_trees.clone(),
         relevant_writable,
         plan.level,
         mounts,
@@ -354,8 +322,13 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         .collect();
     dirs.sort();
     dirs.dedup();
-    let stamps: Vec<(PathBuf, Stamp)> = dirs.iter().map(|d| (d.clone(), stamp(d))).collect();
-    let (landlock, hidden) = split_secrets(plan, mounts);
+    let mut stamps: Vec<(PathBuf, Stamp)> = dirs.iter().map(|d| (d.clone(), stamp(d))).collect();
+    let Found {
+        landlock,
+        hidden,
+        stamps: scanned,
+    } = split_secrets(plan, mounts);
+    stamps.extend(scanned);
     let allowed = read_allowed(&landlock)
         .iter()
         .filter_map(|path| open_path(path))
@@ -1405,16 +1378,25 @@ mod tests {
             cwd: ws.clone(),
         };
         let plan = |level, n| Plan::new(level, &config, &files(n), false);
-        let first = cached_reads(&plan(Level::ReadOnly, 1), true);
-        let other_level = cached_reads(&plan(Level::WorkspaceWrite, 2), true);
-        assert!(std::sync::Arc::ptr_eq(
-            &first,
-            &cached_reads(&plan(Level::ReadOnly, 3), true)
-        ));
-        assert!(std::sync::Arc::ptr_eq(
-            &other_level,
-            &cached_reads(&plan(Level::WorkspaceWrite, 4), true)
-        ));
+        // A workspace directory changed in the last 10 ms is listed again every time (its
+        // mtime may not show a further change, see scan.rs): the one just made is waited
+        // out.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // The system temporary directory is on the way to this test's secret, and other
+        // tests change it at any time: a rebuild it caused is tried again, a few times.
+        let first = (0..5)
+            .find_map(|_| {
+                let first = cached_reads(&plan(Level::ReadOnly, 1), true);
+                let other_level = cached_reads(&plan(Level::WorkspaceWrite, 2), true);
+                let reused =
+                    std::sync::Arc::ptr_eq(&first, &cached_reads(&plan(Level::ReadOnly, 3), true))
+                        && std::sync::Arc::ptr_eq(
+                            &other_level,
+                            &cached_reads(&plan(Level::WorkspaceWrite, 4), true),
+                        );
+                reused.then_some(first)
+            })
+            .expect("the reads are reused across commands and levels");
         // A new entry in the workspace (a `.env` could be among them) rebuilds.
         std::fs::write(ws.join(".env"), "x").unwrap();
         assert!(!std::sync::Arc::ptr_eq(

@@ -18,6 +18,8 @@
 mod denial;
 mod env;
 mod plan;
+#[cfg(target_os = "linux")]
+mod scan;
 pub mod seatbelt;
 
 #[cfg(target_os = "linux")]
@@ -30,7 +32,7 @@ mod imp;
 use std::path::PathBuf;
 
 pub use denial::explain_denials;
-pub use env::{EnvFilter, Scrubbed, mask_scrubbed};
+pub use env::{EnvFilter, Scrubbed, mask_file, mask_scrubbed};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
@@ -94,10 +96,11 @@ pub struct SecretList {
     /// Absolute paths (files or directories; `~` already expanded by the host). They need
     /// not exist: one created later is covered too where its parent is listed.
     pub paths: Vec<PathBuf>,
-    /// File-name patterns (`*` matches any run of characters): `.env`, `*.pem`. A pattern
-    /// starting with `!` is an exception (`!.env.example`). They are matched in the
-    /// workspace roots, the working directory and every directory on the way to a secret
-    /// path, not in every directory of the disk (see docs/sandbox.md).
+    /// File-name patterns (the secret list's globs: `*`, `?`, `[...]`): `.env`, `*.pem`.
+    /// A pattern starting with `!` is an exception (`!.env.example`). They are matched in
+    /// every directory of the workspace roots but `.git` and what their `.gitignore`
+    /// files ignore, in the working directory and in every directory on the way to a
+    /// secret path, not in every directory of the disk (see docs/sandbox.md).
     pub names: Vec<String>,
 }
 
@@ -415,14 +418,90 @@ pub(crate) fn secret_name(names: &[String], name: &str) -> bool {
     let mut hit = false;
     for pattern in names {
         if let Some(exception) = pattern.strip_prefix('!') {
-            if glob_match(exception, name, false) {
+            if name_glob(exception, name) {
                 return false;
             }
-        } else if glob_match(pattern, name, false) {
+        } else if name_glob(pattern, name) {
             hit = true;
         }
     }
     hit
+}
+
+/// Whether a pattern component holds a glob character.
+pub(crate) fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '['])
+}
+
+/// A glob on one path component, as the secret list writes them (RO-9): `*` any run of
+/// characters, `?` one character, `[...]` a class (`[!...]` or `[^...]` negated, `a-z`
+/// ranges), `\` quotes the next character; a `[` that does not close is itself.
+pub(crate) fn name_glob(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    loop {
+        if pi < p.len() {
+            let step = match p[pi] {
+                '*' => {
+                    star = Some((pi, ni));
+                    pi += 1;
+                    continue;
+                }
+                '?' if ni < n.len() => Some(pi + 1),
+                '[' if ni < n.len() => match glob_class(&p, pi, n[ni]) {
+                    Some((true, next)) => Some(next),
+                    Some((false, _)) => None,
+                    None => (n[ni] == '[').then_some(pi + 1),
+                },
+                '\\' if pi + 1 < p.len() && ni < n.len() && p[pi + 1] == n[ni] => Some(pi + 2),
+                c if ni < n.len() && c == n[ni] && c != '?' && c != '[' => Some(pi + 1),
+                _ => None,
+            };
+            if let Some(next) = step {
+                pi = next;
+                ni += 1;
+                continue;
+            }
+        } else if ni == n.len() {
+            return true;
+        }
+        match star {
+            Some((sp, sn)) if sn < n.len() => {
+                star = Some((sp, sn + 1));
+                pi = sp + 1;
+                ni = sn + 1;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// The bracket class at `p[start]`: whether it matches `c` and the index after it;
+/// `None` when it does not close.
+fn glob_class(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negated = matches!(p.get(i), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == ']' && !first {
+            return Some((matched != negated, i + 1));
+        }
+        first = false;
+        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
+            matched |= p[i] <= c && c <= p[i + 2];
+            i += 3;
+        } else {
+            matched |= p[i] == c;
+            i += 1;
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -468,6 +547,22 @@ mod tests {
         assert!(!secret_name(&names, ".env.example"));
         assert!(secret_name(&names, "server.pem"));
         assert!(!secret_name(&names, "README.md"));
+    }
+
+    #[test]
+    fn sbx_2_name_globs_are_the_secret_lists_globs() {
+        assert!(name_glob("ssh_host_*_key", "ssh_host_ed25519_key"));
+        assert!(!name_glob("ssh_host_*_key", "ssh_host_ed25519_key.pub"));
+        assert!(name_glob(".ss?", ".ssh"));
+        assert!(name_glob("id_[rd]sa*", "id_dsa.old"));
+        assert!(!name_glob("id_[!r]sa", "id_rsa"));
+        assert!(name_glob("a[0-9]", "a5"));
+        assert!(name_glob("[x", "[x"));
+        assert!(name_glob("\\*", "*"));
+        assert!(!name_glob("\\*", "x"));
+        assert!(name_glob("*.env.example", "prod.env.example"));
+        assert!(!name_glob("*.pem", "a.pem.txt"));
+        assert!(is_glob("/proc/*/environ") && !is_glob("/etc/shadow"));
     }
 
     #[test]

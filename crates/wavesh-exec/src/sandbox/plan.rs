@@ -30,13 +30,19 @@ pub struct Plan {
     pub writable_files: Vec<PathBuf>,
     /// Existing paths inside writable directories that stay read-only (SBX-1).
     pub read_only: Vec<PathBuf>,
-    /// Secret paths: absolute, not necessarily existing.
+    /// Secret paths: absolute, not necessarily existing, globs expanded against what
+    /// exists when the plan is made, nothing under `/proc` ([`secret_paths`]).
     pub secret_paths: Vec<PathBuf>,
     /// Secret file-name patterns (see [`super::SecretList::names`]).
     pub secret_names: Vec<String>,
     /// Directories whose entries are matched against `secret_names` (beside the
-    /// directories on the way to a secret path).
+    /// directories on the way to a secret path): the working directory, unless it is the
+    /// root of a scanned tree.
     pub scan_dirs: Vec<PathBuf>,
+    /// Trees whose every directory is matched against `secret_names`, except `.git` and
+    /// the directories their `.gitignore` files ignore, up to [`MAX_SCANNED_DIRS`]
+    /// directories: the workspace root and the additional directories.
+    pub scan_trees: Vec<PathBuf>,
     /// TCP connect stays open: the command reads over the network (`gh pr view`), an
     /// exception the host asks for explicitly.
     pub network: bool,
@@ -66,17 +72,23 @@ impl Plan {
         dedup(&mut read_only);
         let mut writable_files = vec![PathBuf::from("/dev/null"), files.output.clone()];
         writable_files.extend(files.cwd_file.iter().cloned());
-        let mut scan_dirs: Vec<PathBuf> = config.roots.iter().map(|r| lexical(r)).collect();
-        scan_dirs.push(lexical(&files.cwd));
-        dedup(&mut scan_dirs);
+        let mut scan_trees: Vec<PathBuf> = config.roots.iter().map(|r| lexical(r)).collect();
+        dedup(&mut scan_trees);
+        let cwd = lexical(&files.cwd);
+        let scan_dirs = if scan_trees.contains(&cwd) {
+            Vec::new()
+        } else {
+            vec![cwd]
+        };
         Plan {
             level,
             writable_dirs,
             writable_files,
             read_only,
-            secret_paths: config.secrets.paths.iter().map(|p| lexical(p)).collect(),
+            secret_paths: secret_paths(&config.secrets.paths),
             secret_names: config.secrets.names.clone(),
             scan_dirs,
+            scan_trees,
             network,
         }
     }
@@ -159,6 +171,79 @@ pub fn protected_paths(root: &Path) -> Protected {
         out.read_only.push(claude);
     }
     out
+}
+
+/// At most this many directories of each scanned tree are matched against the secret
+/// names: each is checked again (a stat) before every command, a few µs, so a tree at
+/// the limit adds a few ms per command (see docs/sandbox.md). A tree larger than that
+/// after its ignored directories are left out has its deeper names left to the
+/// classifier, and a warning is logged.
+pub const MAX_SCANNED_DIRS: usize = 1000;
+
+/// At most this many paths one glob of the secret list expands to.
+const MAX_GLOB_EXPANSION: usize = 256;
+
+/// The secret paths the sandbox enforces: made absolute, each glob component
+/// (`/etc/ssh/ssh_host_*_key`) expanded against the directories as they are now, and
+/// nothing under `/proc`.
+///
+/// `/proc` is left out because its entries are per process: denying `/proc/*/environ`
+/// needs the allow-around of every `/proc/<pid>`, and a process started later (the
+/// command itself) would get no rule at all, so not even its own `/proc/self/status`
+/// would be readable. What the list's `/proc` entries protect is covered otherwise: the
+/// command's own environment is scrubbed, `/proc/<pid>/mem` of a process outside the
+/// sandbox needs the ptrace access Landlock refuses, and the command's own PID namespace
+/// and `/proc` show no other process at all (docs/sandbox.md).
+pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for path in list {
+        let path = lexical(path);
+        if path.starts_with("/proc") {
+            continue;
+        }
+        if path
+            .components()
+            .any(|c| matches!(c, Component::Normal(n) if super::is_glob(&n.to_string_lossy())))
+        {
+            out.extend(expand_glob(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    dedup(&mut out);
+    out
+}
+
+/// The existing paths an absolute glob path names (at most [`MAX_GLOB_EXPANSION`]).
+fn expand_glob(path: &Path) -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::from("/")];
+    for component in path.components() {
+        let Component::Normal(part) = component else {
+            continue;
+        };
+        let part = part.to_string_lossy();
+        if !super::is_glob(&part) {
+            found = found.into_iter().map(|p| p.join(&*part)).collect();
+            continue;
+        }
+        let mut next = Vec::new();
+        for dir in &found {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if super::name_glob(&part, &name.to_string_lossy())
+                    && next.len() < MAX_GLOB_EXPANSION
+                {
+                    next.push(dir.join(name));
+                }
+            }
+        }
+        next.sort();
+        found = next;
+    }
+    found
 }
 
 /// `path` made absolute against the current directory, with `.` and `..` removed.
@@ -244,6 +329,36 @@ mod tests {
         assert!(!write.is_read_only(&ws.join(".git/index")));
         assert!(write.is_secret(Path::new("/home/u/.ssh/id_rsa")));
         assert!(write.is_secret(&ws.join("sub/.env")));
+        assert_eq!(write.scan_trees, std::slice::from_ref(&ws));
+        assert!(write.scan_dirs.is_empty(), "the cwd is the tree's root");
         std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn sbx_2_secret_globs_are_expanded_and_proc_is_left_out() {
+        let base = temp("globs");
+        for name in [
+            "ssh_host_rsa_key",
+            "ssh_host_rsa_key.pub",
+            "ssh_host_ed25519_key",
+        ] {
+            std::fs::write(base.join(name), "").unwrap();
+        }
+        let paths = secret_paths(&[
+            base.join("ssh_host_*_key"),
+            base.join("missing-*/x"),
+            "/proc/*/environ".into(),
+            "/proc/1/environ".into(),
+            base.join("sub/../.netrc"),
+        ]);
+        assert_eq!(
+            paths,
+            [
+                base.join("ssh_host_ed25519_key"),
+                base.join("ssh_host_rsa_key"),
+                base.join(".netrc"),
+            ]
+        );
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -124,6 +124,7 @@ mod tests {
             secret_paths: vec!["/Users/u/.ssh".into()],
             secret_names: vec![".env".into(), "*.pem".into(), "!.env.example".into()],
             scan_dirs: Vec::new(),
+            scan_trees: Vec::new(),
             network: false,
         };
         insta::assert_snapshot!(profile(&plan), @r#"
