@@ -457,6 +457,64 @@ fn search_2_find_error_messages_and_exit_codes_are_gnus() {
             "",
             1,
         ),
+        (
+            &[b"t", b"-name", b"a", b"-a"],
+            "find: expected an expression after '-a'\n",
+            1,
+        ),
+        (&[b"t", b"-print", b"-a"], "find: invalid expression\n", 1),
+        (&[b"t", b"-print", b","], "find: invalid expression\n", 1),
+        (
+            &[b"t", b"(", b"!", b")"],
+            "find: expected an expression between '!' and ')'\n",
+            1,
+        ),
+        (
+            &[b"t", b"-exec", b";"],
+            "find: invalid argument `;' to `-exec'\n",
+            1,
+        ),
+        (
+            &[b"t", b"-exec", b"echo", b"a{}b", b"+"],
+            "find: In '-exec ... {} +' the '{}' must appear by itself, but you specified 'a{}b'\n",
+            1,
+        ),
+        (
+            &[b"t", b"-fprintf", b"/dev/stdout"],
+            "find: invalid argument `/dev/stdout' to `-fprintf'\n",
+            1,
+        ),
+        (
+            &[b"t", b"-size", b""],
+            "find: invalid null argument to -size\n",
+            1,
+        ),
+        (
+            &[b"t", b"-type", b"D"],
+            "find: -type D is not supported because Solaris doors are not supported on the platform find was compiled on.\n",
+            1,
+        ),
+        (
+            &[b"t", b"-group", b"0x"],
+            "find: '0x' is not the name of an existing group and it does not look like a numeric group ID because it has the unexpected suffix 'x'\n",
+            1,
+        ),
+        (
+            &[b"t", b"-maxdepth", b"0", b"-perm", b"/0"],
+            "find: warning: you have specified a mode pattern /0 (which is equivalent to /000). The meaning of -perm /000 has now been changed to be consistent with -perm -000; that is, while it used to match no files, it now matches all files.\n",
+            0,
+        ),
+        (
+            &[b"t", b"-printf", b"%{"],
+            "find: error: the format directive `%{' is reserved for future use\n",
+            1,
+        ),
+        (
+            &[b"t", b"-maxdepth", b"0", b"-printf", b"%0-5d%T"],
+            "find: warning: unrecognized format directive `%-'\nfind: warning: format directive `%T' should be followed by another character\n",
+            0,
+        ),
+        (&[b"t", b"-maxdepth", b"0", b"-mtime", b"1e1"], "", 0),
     ];
     for (args, stderr, code) in cases {
         let out = same_as_gnu(&ws.root, "C", args);

@@ -323,6 +323,8 @@ struct Parser<'a> {
     warn: bool,
     /// The first argument of the expression that is not an option.
     first_test: Option<String>,
+    /// The last primary read is an action (`-print`, `-exec`, ...).
+    last_action: bool,
 }
 
 /// Parses `args` (without the program name).
@@ -381,6 +383,7 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
         has_action: false,
         warn: std::io::IsTerminal::is_terminal(&std::io::stdin()),
         first_test: None,
+        last_action: false,
     };
     let expr = if parser.pos < args.len() {
         let expr = parser.comma()?;
@@ -412,7 +415,7 @@ impl Parser<'_> {
             self.pos += 1;
             self.last = Some(",".to_owned());
             if self.at_end_of_group() {
-                return error("expected an expression after ','");
+                return Err(self.nothing_after(","));
             }
             let right = self.or()?;
             left = Node::Comma(Box::new(left), Box::new(right));
@@ -426,13 +429,26 @@ impl Parser<'_> {
             let op = lossy(op);
             self.pos += 1;
             if self.at_end_of_group() {
-                return error(format!("expected an expression after '{op}'"));
+                return Err(self.nothing_after(&op));
             }
             self.last = Some(op);
             let right = self.and()?;
             left = Node::Or(Box::new(left), Box::new(right));
         }
         Ok(left)
+    }
+
+    /// GNU's error for an operator with nothing after it: before a `)`, or at the end
+    /// (where an action before it makes the whole expression invalid).
+    fn nothing_after(&self, op: &str) -> ParseError {
+        let message = if self.peek() == Some(b")") {
+            format!("expected an expression between '{op}' and ')'")
+        } else if self.last_action {
+            "invalid expression".to_owned()
+        } else {
+            format!("expected an expression after '{op}'")
+        };
+        ParseError(vec![message])
     }
 
     fn at_end_of_group(&self) -> bool {
@@ -447,13 +463,10 @@ impl Parser<'_> {
                 Some(op @ (b"-a" | b"-and")) => {
                     let op = lossy(op);
                     self.pos += 1;
-                    if self.peek().is_none() {
-                        return error("invalid expression");
+                    if self.at_end_of_group() {
+                        return Err(self.nothing_after(&op));
                     }
-                    if matches!(
-                        self.peek(),
-                        Some(b")" | b"," | b"-o" | b"-or" | b"-a" | b"-and")
-                    ) {
+                    if matches!(self.peek(), Some(b"," | b"-o" | b"-or" | b"-a" | b"-and")) {
                         let next = lossy(self.peek().unwrap_or_default());
                         return error(format!(
                             "invalid expression; you have used a binary operator '{next}' with nothing before it."
@@ -475,7 +488,7 @@ impl Parser<'_> {
             self.pos += 1;
             self.last = Some(op.clone());
             if self.at_end_of_group() {
-                return error(format!("expected an expression after '{op}'"));
+                return Err(self.nothing_after(&op));
             }
             return Ok(Node::Not(Box::new(self.not()?)));
         }
@@ -518,6 +531,14 @@ impl Parser<'_> {
                 self.pos += 1;
                 self.note_argument(&name);
                 let node = self.predicate(&name)?;
+                self.last_action = matches!(
+                    node,
+                    Node::Print { .. }
+                        | Node::Printf { .. }
+                        | Node::Ls { .. }
+                        | Node::Exec(_)
+                        | Node::Delete
+                );
                 self.last = Some(name);
                 Ok(node)
             }
@@ -695,8 +716,15 @@ impl Parser<'_> {
         };
         let Some(n) = std::str::from_utf8(digits)
             .ok()
-            .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+            .filter(|d| {
+                d.bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+                    && d.bytes()
+                        .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+            })
             .and_then(|d| d.parse::<f64>().ok())
+            .filter(|n| n.is_finite())
         else {
             return invalid();
         };
@@ -874,6 +902,14 @@ impl Parser<'_> {
                             );
                         }
                         None => {
+                            let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
+                            if digits > 0 {
+                                return error(format!(
+                                    "{} is not the name of an existing group and it does not look like a numeric group ID because it has the unexpected suffix {}",
+                                    quote(&value),
+                                    quote(&value[digits..])
+                                ));
+                            }
                             return error(format!(
                                 "{} is not the name of an existing group",
                                 quote(&value)
@@ -936,6 +972,13 @@ impl Parser<'_> {
             }
             "-fprintf" => {
                 self.has_action = true;
+                // GNU names the file when the format is missing.
+                if self.args.len() == self.pos + 1 {
+                    return error(format!(
+                        "invalid argument `{}' to `{name}'",
+                        lossy(&self.args[self.pos])
+                    ));
+                }
                 let out = self.target(name)?;
                 let format = self.value(name)?;
                 Node::Printf {
@@ -1036,6 +1079,9 @@ impl Parser<'_> {
     }
 
     fn size(&mut self, value: &[u8]) -> Result<Node, ParseError> {
+        if value.is_empty() {
+            return error("invalid null argument to -size");
+        }
         let (cmp, rest) = match value.first() {
             Some(b'+') => (Cmp::Greater, &value[1..]),
             Some(b'-') => (Cmp::Less, &value[1..]),
@@ -1081,10 +1127,20 @@ impl Parser<'_> {
                 batch = true;
                 break;
             }
+            if arg == b"+"
+                && let Some(last) = argv.last()
+                && memchr::memmem::find(last, b"{}").is_some()
+            {
+                let (open, close) = super::quotes();
+                return error(format!(
+                    "In {open}{name} ... {{}} +{close} the {open}{{}}{close} must appear by itself, but you specified {}",
+                    quote(last)
+                ));
+            }
             argv.push(arg.clone());
         }
         if argv.is_empty() {
-            return error(format!("missing argument to `{name}'"));
+            return error(format!("invalid argument `;' to `{name}'"));
         }
         let ask = name.starts_with("-ok");
         if batch && ask {
@@ -1136,7 +1192,12 @@ fn types(name: &str, value: &[u8]) -> Result<Vec<u8>, ParseError> {
     let mut i = 0;
     while i < value.len() {
         let c = value[i];
-        if !b"bcdpflsD".contains(&c) {
+        if c == b'D' {
+            return error(format!(
+                "{name} D is not supported because Solaris doors are not supported on the platform find was compiled on."
+            ));
+        }
+        if !b"bcdpfls".contains(&c) {
             return error(format!("Unknown argument to {name}: {}", lossy(&[c])));
         }
         if out.contains(&c) {
@@ -1179,6 +1240,12 @@ fn perm(value: &[u8]) -> Result<Node, ParseError> {
         };
         if n > 0o7777 {
             return invalid();
+        }
+        if kind == PermKind::Any && n == 0 {
+            warning(&format!(
+                "you have specified a mode pattern {} (which is equivalent to /000). The meaning of -perm /000 has now been changed to be consistent with -perm -000; that is, while it used to match no files, it now matches all files.",
+                lossy(value)
+            ));
         }
         return Ok(Node::Perm {
             kind,

@@ -104,8 +104,9 @@ pub(super) fn parse(format: &[u8]) -> Result<Vec<Segment>, ParseError> {
                 }
             }
             b'%' => {
+                // GNU's flags are `-+ #`; a `0` can only start the width.
                 let start = i;
-                while i < format.len() && b"-+ #0".contains(&format[i]) {
+                while i < format.len() && b"-+ #".contains(&format[i]) {
                     i += 1;
                 }
                 while i < format.len() && format[i].is_ascii_digit() {
@@ -129,12 +130,22 @@ pub(super) fn parse(format: &[u8]) -> Result<Vec<Segment>, ParseError> {
                         literal.push(b'%');
                         literal.extend_from_slice(&spec);
                     }
+                    b'{' | b'[' | b'(' => {
+                        return Err(ParseError(vec![format!(
+                            "error: the format directive `%{}' is reserved for future use",
+                            char::from(letter)
+                        )]));
+                    }
                     b'A' | b'C' | b'T' => {
                         let Some(&time) = format.get(i) else {
-                            return Err(ParseError(vec![format!(
-                                "error: missing time format character after %{}",
+                            warn(&format!(
+                                "format directive `%{}' should be followed by another character",
                                 char::from(letter)
-                            )]));
+                            ));
+                            literal.push(b'%');
+                            literal.extend_from_slice(&spec);
+                            literal.push(letter);
+                            break;
                         };
                         i += 1;
                         push_directive(&mut out, &mut literal, spec, letter, time);
