@@ -812,3 +812,52 @@ fn search_2_find_exec_batches_and_signals_are_gnus() {
         ("find: 'sh' terminated by signal 9\n", &b""[..], Some(0))
     );
 }
+
+/// `-files0-from` reads the starting points as NUL-separated names, from a file or
+/// standard input, with GNU's messages for an empty name, a list that cannot be read,
+/// operands beside it and `-ok` reading the same standard input.
+#[test]
+fn search_2_find_files0_from_is_gnus() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.root.join(os(b"t/d\xff"))).unwrap();
+    write(&ws.root.join("t/f"), b"");
+    write(&ws.root.join("list"), b"t/d\xff\0\0t/f");
+    write(&ws.root.join("empty"), b"");
+    for (args, stderr, code) in [
+        (
+            &[&b"-files0-from"[..], b"list"][..],
+            "find: 'list':2: invalid zero-length file name\n",
+            1,
+        ),
+        (&[b"-files0-from", b"empty"], "", 0),
+        (
+            &[b"-files0-from", b"nope"],
+            "find: cannot open 'nope' for reading: No such file or directory\n",
+            1,
+        ),
+        (
+            &[b"-files0-from", b"t"],
+            "find: 't': read error: Is a directory\n",
+            1,
+        ),
+        (
+            &[b"t", b"-files0-from", b"list"],
+            "find: extra operand 't'\nfind: file operands cannot be combined with -files0-from\n",
+            1,
+        ),
+        (
+            &[b"-files0-from", b"-", b"-ok", b"true", b";"],
+            "find: option -files0-from reading from standard input cannot be combined with -ok, -okdir\n\n",
+            1,
+        ),
+    ] {
+        let out = same_as_gnu(&ws.root, "C", args);
+        assert_eq!(
+            (String::from_utf8_lossy(&out.stderr).as_ref(), out.code),
+            (stderr, Some(code)),
+            "{args:?}"
+        );
+    }
+    let out = find(false, &ws.root, "C", &[b"-files0-from", b"list"]);
+    assert_eq!(out.stdout, b"t/d\xff\nt/f\n");
+}

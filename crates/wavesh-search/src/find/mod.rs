@@ -275,6 +275,7 @@ mod tests {
         assert!(!parse::supported(&args(&[".", "-fstype", "ext4"])));
         assert!(!parse::supported(&args(&[".", "-printf", "%F\\n"])));
         assert!(!parse::supported(&args(&["--version"])));
+        assert!(parse::supported(&args(&["-files0-from", "list"])));
         assert!(parse::supported(&args(&[".", "-name", "-fstype"])));
         assert!(parse::supported(&args(&[
             ".", "-exec", "echo", "-fstype", "{}", ";", "-print"

@@ -167,6 +167,9 @@ pub(super) struct Program {
     pub(super) execs: Vec<Exec>,
     /// When find started (seconds, nanoseconds): `-ls` and the age tests measure from it.
     pub(super) now: (i64, i64),
+    /// `-files0-from`: the list's name for messages (`roots` are its entries then; an
+    /// empty one is reported where the walk reaches it).
+    pub(super) files0: Option<Bytes>,
 }
 
 /// Why the command line cannot run: GNU's message (printed after `find: `).
@@ -234,6 +237,7 @@ const ONE_ARGUMENT: &[&str] = &[
     "-fprint",
     "-fprint0",
     "-fls",
+    "-files0-from",
 ];
 
 /// Whether this implementation runs `args` itself (GNU's other primaries, `-D`, `-O`,
@@ -277,9 +281,9 @@ pub(super) fn supported(args: &[Bytes]) -> bool {
                 i += 1;
             }
             "-D" | "-O" | "-help" | "--help" | "-version" | "--version" | "-fstype"
-            | "-context" | "-used" | "-files0-from" | "-newerBt" | "-newerBa" | "-newerBc"
-            | "-newerBm" | "-newerBB" | "-neweraB" | "-newercB" | "-newermB" | "-newerat"
-            | "-newerct" | "-newermt" => return false,
+            | "-context" | "-used" | "-newerBt" | "-newerBa" | "-newerBc" | "-newerBm"
+            | "-newerBB" | "-neweraB" | "-newercB" | "-newermB" | "-newerat" | "-newerct"
+            | "-newermt" => return false,
             _ if word.starts_with("-O") && i == 1 => return false,
             _ if ONE_ARGUMENT.contains(&word) => i += 1,
             _ => {}
@@ -325,6 +329,10 @@ struct Parser<'a> {
     first_test: Option<String>,
     /// The last primary read is an action (`-print`, `-exec`, ...).
     last_action: bool,
+    /// `-files0-from FILE` (the last one counts).
+    files0_from: Option<Bytes>,
+    /// `-ok` or `-okdir` is in the expression.
+    asks: bool,
 }
 
 /// Parses `args` (without the program name).
@@ -349,6 +357,7 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
         roots.push(args[pos].clone());
         pos += 1;
     }
+    let explicit_roots = !roots.is_empty();
     if roots.is_empty() {
         roots.push(b".".to_vec());
     }
@@ -379,11 +388,14 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
             targets: vec![Target::Stdout],
             execs: Vec::new(),
             now,
+            files0: None,
         },
         has_action: false,
         warn: std::io::IsTerminal::is_terminal(&std::io::stdin()),
         first_test: None,
         last_action: false,
+        files0_from: None,
+        asks: false,
     };
     let expr = if parser.pos < args.len() {
         let expr = parser.comma()?;
@@ -395,6 +407,9 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
     } else {
         Node::True
     };
+    if let Some(list) = parser.files0_from.take() {
+        files0_roots(&mut parser, &list, explicit_roots)?;
+    }
     let mut program = parser.program;
     program.expr = if parser.has_action {
         expr
@@ -568,6 +583,7 @@ impl Parser<'_> {
             "-noleaf",
             "-ignore_readdir_race",
             "-noignore_readdir_race",
+            "-files0-from",
         ];
         const POSITIONAL: &[&str] = &["-daystart", "-follow", "-regextype", "-warn", "-nowarn"];
         if GLOBAL.contains(&name) {
@@ -1031,6 +1047,10 @@ impl Parser<'_> {
                 self.daystart = true;
                 Node::True
             }
+            "-files0-from" => {
+                self.files0_from = Some(self.value(name)?);
+                Node::True
+            }
             "-ignore_readdir_race" => {
                 self.program.ignore_race = true;
                 Node::True
@@ -1143,6 +1163,7 @@ impl Parser<'_> {
             return error(format!("invalid argument `;' to `{name}'"));
         }
         let ask = name.starts_with("-ok");
+        self.asks |= ask;
         if batch && ask {
             // GNU: `-ok ... {} +` is not allowed.
             return error(format!("missing argument to `{name}'"));
@@ -1167,6 +1188,62 @@ impl Parser<'_> {
         });
         Ok(Node::Exec(self.program.execs.len() - 1))
     }
+}
+
+/// The starting points of `-files0-from LIST`: its NUL-separated names, read whole.
+fn files0_roots(
+    parser: &mut Parser<'_>,
+    list: &[u8],
+    explicit_roots: bool,
+) -> Result<(), ParseError> {
+    if explicit_roots {
+        return Err(ParseError(vec![
+            format!("extra operand {}", quote(&parser.program.roots[0])),
+            "file operands cannot be combined with -files0-from".to_owned(),
+        ]));
+    }
+    let stdin = list == b"-";
+    if stdin && parser.asks {
+        // GNU's message ends in a newline of its own.
+        return error(
+            "option -files0-from reading from standard input cannot be combined with -ok, -okdir\n",
+        );
+    }
+    let (name, data) = if stdin {
+        let mut data = Vec::new();
+        let result = std::io::Read::read_to_end(&mut std::io::stdin(), &mut data);
+        (b"(standard input)".to_vec(), result.map(|_| data))
+    } else {
+        match std::fs::File::open(super::os(list)) {
+            Ok(mut file) => {
+                let mut data = Vec::new();
+                let result = std::io::Read::read_to_end(&mut file, &mut data);
+                (list.to_vec(), result.map(|_| data))
+            }
+            Err(e) => {
+                return error(format!(
+                    "cannot open {} for reading: {}",
+                    quote(list),
+                    crate::grep::os_message(&e)
+                ));
+            }
+        }
+    };
+    let data = data.map_err(|e| {
+        ParseError(vec![format!(
+            "{}: read error: {}",
+            quote(&name),
+            crate::grep::os_message(&e)
+        )])
+    })?;
+    let mut roots: Vec<Bytes> = data.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
+    // The last name needs no terminator; a final NUL ends the list.
+    if data.is_empty() || data.last() == Some(&0) {
+        roots.pop();
+    }
+    parser.program.roots = roots;
+    parser.program.files0 = Some(name);
+    Ok(())
 }
 
 #[expect(clippy::print_stderr, reason = "GNU's warnings about the command line")]

@@ -361,9 +361,19 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
         // GNU's buildcmd: at most 128 KiB of arguments, NULs included, per command.
         arg_limit: 128 * 1024,
     };
-    for root in &program.roots {
+    for (i, root) in program.roots.iter().enumerate() {
         if run.quit {
             break;
+        }
+        if let (true, Some(list)) = (root.is_empty(), &program.files0) {
+            run.flush_stdout();
+            find_error(&format!(
+                "{}:{}: invalid zero-length file name",
+                quote(list),
+                i + 1
+            ));
+            run.status = 1;
+            continue;
         }
         run.root(&expr, root);
     }
