@@ -59,8 +59,7 @@ fn dispatch(tool: &str, args: &[std::ffi::OsString]) -> i32 {
     let utf8: Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_owned)).collect();
     match (tool, utf8) {
         ("rg", Some(args)) => rg::rg_main(&args),
-        ("find", Some(args)) => find_main(&args),
-        ("find", None) => system_command("find", args),
+        ("find", _) => find_main(args),
         ("rg", None) => {
             rg::rg_error("arguments that are not UTF-8 are not supported");
             2

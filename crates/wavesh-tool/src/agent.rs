@@ -376,11 +376,13 @@ impl<'a> Agent<'a> {
             None => is_error,
         };
         let gh_note;
+        let printed;
         let output_path = match output {
             ModelOutput::Inline(text) => {
                 gh_note = crate::gh_limit::reminder(&analysis, &text);
                 let text = text.trim_end_matches(['\n', '\r']);
-                if !text.is_empty() {
+                printed = !text.is_empty();
+                if printed {
                     lines.push(text.to_owned());
                 }
                 if succeeded && let Some(state) = &self.shared.read_state {
@@ -389,6 +391,7 @@ impl<'a> Agent<'a> {
                 None
             }
             ModelOutput::Persisted { envelope, .. } => {
+                printed = true;
                 gh_note = crate::gh_limit::reminder(&analysis, &envelope);
                 lines.push(envelope);
                 Some(finished.output.keep())
@@ -408,7 +411,12 @@ impl<'a> Agent<'a> {
         let mut interpretation = None;
         match meaning {
             ExitMeaning::Expected(message) if code != 0 && !message.is_empty() => {
-                lines.push(message.to_owned());
+                // The meaning (OUT-3) stands in for an output the command did not print;
+                // after one it would read as the command's own last line (`grep -c x`
+                // prints `0` and exits 1: GNU's output is `0` alone).
+                if !printed {
+                    lines.push(message.to_owned());
+                }
                 interpretation = Some(message.to_owned());
             }
             ExitMeaning::Error { hint: Some(hint) } => lines.push(hint.to_owned()),

@@ -3,6 +3,7 @@
 #![expect(clippy::unwrap_used, reason = "tests unwrap freely (STYLE)")]
 
 mod check;
+mod find;
 mod grep;
 mod mcp;
 mod run;

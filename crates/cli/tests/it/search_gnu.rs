@@ -444,7 +444,10 @@ fn search_3_rg_matches_ripgrep() {
     std::fs::create_dir_all(tree.join("src")).unwrap();
     for entry in std::fs::read_dir(&sources).unwrap() {
         let path = entry.unwrap().path();
-        std::fs::copy(&path, tree.join("src").join(path.file_name().unwrap())).unwrap();
+        // The sources' own files (find's module directory is left out).
+        if path.is_file() {
+            std::fs::copy(&path, tree.join("src").join(path.file_name().unwrap())).unwrap();
+        }
     }
     for (path, text) in [
         (".gitignore", "target/\n*.log\n"),
@@ -740,14 +743,13 @@ fn search_6_walk_errors_are_gnus() {
     );
 }
 
-/// What findutils reads differently from GNU find runs the system find where it is GNU's:
-/// -printf escapes and flags, symbolic -perm with X, -regex in the default dialect, -L
-/// loops (SEARCH-2, SEARCH-5).
+/// -printf escapes and flags, symbolic -perm with X and -L loops are GNU's, and a -regex
+/// runs the system find where it is GNU's (SEARCH-2, SEARCH-5).
 #[test]
-fn search_2_find_defers_to_gnu_find_where_findutils_differs() {
+fn search_2_find_printf_perm_regex_and_loops_are_gnus() {
     if !system_is_gnu("find") {
         eprintln!(
-            "SKIPPED: search_2_find_defers_to_gnu_find_where_findutils_differs: the system find is not GNU find"
+            "SKIPPED: search_2_find_printf_perm_regex_and_loops_are_gnus: the system find is not GNU find"
         );
         return;
     }
@@ -820,4 +822,27 @@ fn search_1_null_data_separators_and_long_option_prefixes() {
         (out.stderr.as_str(), out.code),
         ("grep: dir: Is a directory\n", Some(2))
     );
+}
+
+/// Through the tool, a grep's output is GNU's alone: the meaning of its exit code 1
+/// ("No matches found", OUT-3) goes to `returnCodeInterpretation` and stands in the text
+/// only where the command printed nothing, never after the command's own last line.
+#[test]
+fn search_6_the_tool_adds_nothing_to_a_greps_output() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("f"), "a\nb\n").unwrap();
+    for (command, text) in [
+        ("env | grep -c WAVESH_NO_SUCH_TOKEN_ZZ", "0"),
+        ("grep -c zz f", "0"),
+        ("grep -H -c zz f", "f:0"),
+        ("grep zz f", "No matches found"),
+    ] {
+        let (run, json) = ws.run_json(&[], command);
+        assert_eq!(json["text"], text, "{command}\n{run}");
+        assert_eq!(json["is_error"], false, "{command}");
+        assert_eq!(
+            json["returnCodeInterpretation"], "No matches found",
+            "{command}"
+        );
+    }
 }
