@@ -178,6 +178,10 @@ pub fn protected_paths(root: &Path) -> Protected {
 /// the limit adds a few ms per command (see docs/sandbox.md). A tree larger than that
 /// after its ignored directories are left out has its deeper names left to the
 /// classifier, and a warning is logged.
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "the scan is Linux's")
+)]
 pub const MAX_SCANNED_DIRS: usize = 1000;
 
 /// At most this many paths one glob of the secret list expands to.
