@@ -96,7 +96,9 @@ async fn sbx_2_writes_outside_are_refused() {
                 "python3 -c \"import socket\ntry:\n s = socket.socket(socket.AF_UNIX); s.bind('{out}/sock'); print('ESCAPED')\nexcept OSError as e: print('refused:', e.strerror)\""
             ),
         ),
-        ("dev shm", format!("echo pwned > {shm} && echo ESCAPED")),
+        // Through the supervisor the command has a /dev/shm of its own, where this
+        // write succeeds; the host's is checked at the end.
+        ("dev shm", format!("echo pwned > {shm}")),
         (
             "proc self fd",
             format!("exec 3< {out}/victim.txt; echo pwned > /proc/self/fd/3 && echo ESCAPED"),

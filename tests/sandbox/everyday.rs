@@ -125,3 +125,32 @@ async fn sbx_1_python_writes_in_the_workspace() {
     )
     .await;
 }
+
+/// POSIX semaphores and shared memory (Python's multiprocessing, headless browsers) work
+/// in a `/dev/shm` of the command's own, at both levels, and nothing reaches the host's.
+/// Through the supervisor only: a shell spawned directly has no namespace of its own to
+/// mount one in, and says so (`sbx_2_host_environ_cannot_be_read`).
+#[tokio::test]
+async fn sbx_1_shared_memory_in_a_dev_shm_of_its_own() {
+    if !crate::isolation_or_skip() {
+        return;
+    }
+    let name = format!("wavesh-shm-{}", crate::util::unique());
+    let command = format!(
+        "python3 -c \"import multiprocessing as m\nwith m.Pool(2) as p: print(p.map(abs, [-1, -2]))\" && echo in-shm > /dev/shm/{name} && cat /dev/shm/{name}"
+    );
+    for level in [Level::ReadOnly, Level::WorkspaceWrite] {
+        if !enforced_or_skip(level) {
+            return;
+        }
+        let f = Fixture::new();
+        let session = f.session(level, true);
+        let result = f.run(&session, &command).await;
+        assert_eq!(result.text, "[1, 2]\nin-shm", "{level}");
+        session.shutdown().await;
+        assert!(
+            !std::path::Path::new("/dev/shm").join(&name).exists(),
+            "{level}: the host's /dev/shm was written"
+        );
+    }
+}

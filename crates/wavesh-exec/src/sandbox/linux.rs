@@ -805,6 +805,7 @@ impl ChildSandbox {
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
+        let shm;
         // SAFETY: mount(2) and mount_setattr(2) on C strings that outlive the calls and
         // a `mount_attr` on the stack.
         unsafe {
@@ -829,7 +830,23 @@ impl ChildSandbox {
             {
                 return Err(fail("mounting /proc"));
             }
+            // A `/dev/shm` of the command's own (POSIX semaphores and shared memory:
+            // Python's multiprocessing, browsers): writable, and gone with the command.
+            // The host's stays out of reach.
+            shm = libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/dev/shm".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"size=256m,mode=1777".as_ptr().cast(),
+            ) == 0;
+            if !shm && errno() != libc::ENOENT {
+                return Err(fail("mounting /dev/shm"));
+            }
             let mut bound = Vec::new();
+            if shm {
+                bound.push(c"/dev/shm");
+            }
             for path in &writable {
                 if libc::mount(
                     path.as_ptr(),
@@ -839,7 +856,7 @@ impl ChildSandbox {
                     std::ptr::null(),
                 ) == 0
                 {
-                    bound.push(path);
+                    bound.push(path.as_c_str());
                 } else if errno() != libc::ENOENT {
                     return Err(fail(&format!("binding {}", path.to_string_lossy())));
                 }
@@ -848,7 +865,7 @@ impl ChildSandbox {
                 return Err(fail("making the mounts read-only"));
             }
             for path in bound {
-                if mount_setattr(path, 0, MOUNT_ATTR_RDONLY) != 0 {
+                if mount_setattr(path.as_ref(), 0, MOUNT_ATTR_RDONLY) != 0 {
                     return Err(fail(&format!(
                         "keeping {} writable",
                         path.to_string_lossy()
@@ -872,32 +889,49 @@ impl ChildSandbox {
         self.userns = None;
         self.maps = None;
         if let Some(ruleset) = &self.ruleset {
-            let proc = rustix::fs::open(
+            // The host's rules name the host's `/proc` and `/dev/shm`, other file
+            // systems: the command's own get rules of their own.
+            let add_rule = |path: &str, access: u64, what: &str| -> io::Result<()> {
+                let dir = rustix::fs::open(
+                    path,
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?;
+                #[repr(C, packed)]
+                struct PathBeneathAttr {
+                    allowed_access: u64,
+                    parent_fd: i32,
+                }
+                let attr = PathBeneathAttr {
+                    allowed_access: access,
+                    parent_fd: dir.as_raw_fd(),
+                };
+                // SAFETY: landlock_add_rule with a live attribute of the kernel's layout.
+                let rc = unsafe {
+                    libc::syscall(
+                        libc::SYS_landlock_add_rule,
+                        ruleset.as_raw_fd(),
+                        1u32, // LANDLOCK_RULE_PATH_BENEATH
+                        &attr as *const PathBeneathAttr,
+                        0u32,
+                    )
+                };
+                if rc != 0 {
+                    return Err(fail(what));
+                }
+                Ok(())
+            };
+            add_rule(
                 "/proc",
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
+                LANDLOCK_ACCESS_FS_READ_FILE,
+                "a read rule for /proc",
             )?;
-            #[repr(C, packed)]
-            struct PathBeneathAttr {
-                allowed_access: u64,
-                parent_fd: i32,
-            }
-            let attr = PathBeneathAttr {
-                allowed_access: LANDLOCK_ACCESS_FS_READ_FILE,
-                parent_fd: proc.as_raw_fd(),
-            };
-            // SAFETY: landlock_add_rule with a live attribute of the kernel's layout.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_landlock_add_rule,
-                    ruleset.as_raw_fd(),
-                    1u32, // LANDLOCK_RULE_PATH_BENEATH
-                    &attr as *const PathBeneathAttr,
-                    0u32,
-                )
-            };
-            if rc != 0 {
-                return Err(fail("a read rule for /proc"));
+            if shm {
+                add_rule(
+                    "/dev/shm",
+                    writable_dir_access(),
+                    "a write rule for /dev/shm",
+                )?;
             }
         }
         Ok(host_proc)
@@ -939,6 +973,24 @@ impl ChildSandbox {
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const AT_RECURSIVE: u32 = 0x8000;
 const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
+
+/// The Landlock rights a writable directory gets in [`landlock_ruleset`] (reading, and
+/// every write right but device ioctls), as the kernel's bits, limited to what this
+/// kernel's ABI has (the ruleset handles no more than that).
+fn writable_dir_access() -> u64 {
+    let abi = ABI::V5;
+    let bits = ((AccessFs::from_write(abi) & !AccessFs::IoctlDev) | AccessFs::ReadFile).bits();
+    // Rights are numbered in the order ABIs added them: 13 in ABI 1, then Refer (2),
+    // Truncate (3), IoctlDev (5).
+    let known: u32 = match landlock_abi() {
+        i32::MIN..=0 => 0,
+        1 => 13,
+        2 => 14,
+        3 | 4 => 15,
+        _ => 16,
+    };
+    bits & ((1u64 << known) - 1)
+}
 
 /// The kernel's `struct mount_attr`.
 #[repr(C)]
