@@ -865,7 +865,7 @@ impl ChildSandbox {
                 return Err(fail("making the mounts read-only"));
             }
             for path in bound {
-                if mount_setattr(path.as_ref(), 0, MOUNT_ATTR_RDONLY) != 0 {
+                if mount_setattr(path, 0, MOUNT_ATTR_RDONLY) != 0 {
                     return Err(fail(&format!(
                         "keeping {} writable",
                         path.to_string_lossy()
