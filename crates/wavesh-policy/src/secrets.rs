@@ -105,96 +105,9 @@ pub fn secret_paths(home: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Whether `name` matches the glob `pattern` (one component).
+/// Whether `name` matches the glob `pattern` (one component), as `fnmatch(3)` reads it.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    matches_from(&p, 0, &n, 0)
-}
-
-fn matches_from(p: &[char], mut pi: usize, n: &[char], mut ni: usize) -> bool {
-    // Iterative with one backtrack point for the last `*`.
-    let mut star: Option<(usize, usize)> = None;
-    loop {
-        if pi < p.len() {
-            match p[pi] {
-                '*' => {
-                    star = Some((pi, ni));
-                    pi += 1;
-                    continue;
-                }
-                '?' if ni < n.len() => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                '[' if ni < n.len() => {
-                    if let Some((matched, next)) = class(p, pi, n[ni]) {
-                        if matched {
-                            pi = next;
-                            ni += 1;
-                            continue;
-                        }
-                    } else if n[ni] == '[' {
-                        pi += 1;
-                        ni += 1;
-                        continue;
-                    }
-                }
-                '\\' if pi + 1 < p.len() && ni < n.len() && p[pi + 1] == n[ni] => {
-                    pi += 2;
-                    ni += 1;
-                    continue;
-                }
-                c if ni < n.len() && c == n[ni] && c != '[' && c != '?' => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                _ => {}
-            }
-        } else if ni == n.len() {
-            return true;
-        }
-        match star {
-            Some((sp, sn)) if sn < n.len() => {
-                star = Some((sp, sn + 1));
-                pi = sp + 1;
-                ni = sn + 1;
-            }
-            _ => return false,
-        }
-    }
-}
-
-/// A bracket class at `p[start]`: `Some((matches c, index after it))`, `None` if the
-/// bracket does not close (then it is a literal `[`).
-fn class(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
-    let mut i = start + 1;
-    let negated = matches!(p.get(i), Some('!' | '^'));
-    if negated {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    while i < p.len() {
-        if p[i] == ']' && !first {
-            return Some((matched != negated, i + 1));
-        }
-        first = false;
-        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
-            if p[i] <= c && c <= p[i + 2] {
-                matched = true;
-            }
-            i += 3;
-        } else {
-            if p[i] == c {
-                matched = true;
-            }
-            i += 1;
-        }
-    }
-    None
+    wavesh_glob::fnmatch(pattern, name)
 }
 
 /// Whether a path pattern (components of globs) covers `path` (`path` equal to it or

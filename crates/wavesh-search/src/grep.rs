@@ -1531,7 +1531,7 @@ impl<W: Write> Run<'_, W> {
 /// glob decides; with none matching a file is searched unless the first is `--include`.
 fn file_selected(globs: &[(bool, String)], names: &[&str]) -> bool {
     for (include, glob) in globs.iter().rev() {
-        if names.iter().any(|n| fnmatch(glob, n)) {
+        if names.iter().any(|n| wavesh_glob::fnmatch(glob, n)) {
             return *include;
         }
     }
@@ -1622,9 +1622,11 @@ pub fn run(o: &Options) -> i32 {
         } else if Path::new(file).is_dir() {
             let base = file.trim_end_matches('/');
             let excluded = !matches!(base, "." | ".." | "")
-                && o.exclude_dir
-                    .iter()
-                    .any(|g| name_suffixes(base).iter().any(|n| fnmatch(g, n)));
+                && o.exclude_dir.iter().any(|g| {
+                    name_suffixes(base)
+                        .iter()
+                        .any(|n| wavesh_glob::fnmatch(g, n))
+                });
             if !excluded {
                 run.walk(file);
             }
@@ -1917,7 +1919,7 @@ impl<W: Write> Run<'_, W> {
             !(is_dir
                 && entry.depth() > 0
                 && ((skip_vcs && VCS_DIRS.contains(&name.as_ref()))
-                    || exclude_dir.iter().any(|g| fnmatch(g, &name))))
+                    || exclude_dir.iter().any(|g| wavesh_glob::fnmatch(g, &name))))
         });
         let o = self.o;
         let matcher = self.matcher;
@@ -2057,73 +2059,6 @@ impl<W: Write> Run<'_, W> {
         self.notes.extend(result.notes);
         self.print_notes();
     }
-}
-
-/// `fnmatch(3)` without flags, as GNU grep matches `--include`/`--exclude` globs: `*`,
-/// `?`, bracket expressions (`[ab]`, `[!a]`, `[^a]`, ranges) and `\` quoting.
-fn fnmatch(pattern: &str, name: &str) -> bool {
-    fn class(p: &[char], c: char) -> Option<(bool, usize)> {
-        // Returns (matched, length of the bracket expression) or None if unterminated.
-        let mut i = 1;
-        let negated = matches!(p.get(i), Some('!' | '^'));
-        if negated {
-            i += 1;
-        }
-        let mut matched = false;
-        let mut first = true;
-        while i < p.len() {
-            if p[i] == ']' && !first {
-                return Some((matched != negated, i + 1));
-            }
-            first = false;
-            if p[i] == '[' && p.get(i + 1) == Some(&':') {
-                let rest: String = p[i + 2..].iter().collect();
-                if let Some(end) = rest.find(":]") {
-                    let name = &rest[..end];
-                    matched |= match name {
-                        "alpha" => c.is_alphabetic(),
-                        "digit" => c.is_ascii_digit(),
-                        "alnum" => c.is_alphanumeric(),
-                        "upper" => c.is_uppercase(),
-                        "lower" => c.is_lowercase(),
-                        "space" => c.is_whitespace(),
-                        "punct" => c.is_ascii_punctuation(),
-                        "xdigit" => c.is_ascii_hexdigit(),
-                        _ => false,
-                    };
-                    i += 2 + rest[..end].chars().count() + 2;
-                    continue;
-                }
-            }
-            let low = p[i];
-            if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&h| h != ']') {
-                let high = p[i + 2];
-                matched |= low <= c && c <= high;
-                i += 3;
-            } else {
-                matched |= low == c;
-                i += 1;
-            }
-        }
-        None
-    }
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.first() {
-            None => n.is_empty(),
-            Some('*') => (0..=n.len()).any(|k| go(&p[1..], &n[k..])),
-            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
-            Some('[') if !n.is_empty() => match class(p, n[0]) {
-                Some((true, len)) => go(&p[len..], &n[1..]),
-                Some((false, _)) => false,
-                None => n[0] == '[' && go(&p[1..], &n[1..]),
-            },
-            Some('\\') if p.len() > 1 => n.first() == Some(&p[1]) && go(&p[2..], &n[1..]),
-            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
 }
 
 /// GNU's error prefix on every platform (SEARCH-9).

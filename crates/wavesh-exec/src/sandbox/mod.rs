@@ -418,10 +418,10 @@ pub(crate) fn secret_name(names: &[String], name: &str) -> bool {
     let mut hit = false;
     for pattern in names {
         if let Some(exception) = pattern.strip_prefix('!') {
-            if name_glob(exception, name) {
+            if wavesh_glob::fnmatch(exception, name) {
                 return false;
             }
-        } else if name_glob(pattern, name) {
+        } else if wavesh_glob::fnmatch(pattern, name) {
             hit = true;
         }
     }
@@ -431,77 +431,6 @@ pub(crate) fn secret_name(names: &[String], name: &str) -> bool {
 /// Whether a pattern component holds a glob character.
 pub(crate) fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '['])
-}
-
-/// A glob on one path component, as the secret list writes them (RO-9): `*` any run of
-/// characters, `?` one character, `[...]` a class (`[!...]` or `[^...]` negated, `a-z`
-/// ranges), `\` quotes the next character; a `[` that does not close is itself.
-pub(crate) fn name_glob(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    loop {
-        if pi < p.len() {
-            let step = match p[pi] {
-                '*' => {
-                    star = Some((pi, ni));
-                    pi += 1;
-                    continue;
-                }
-                '?' if ni < n.len() => Some(pi + 1),
-                '[' if ni < n.len() => match glob_class(&p, pi, n[ni]) {
-                    Some((true, next)) => Some(next),
-                    Some((false, _)) => None,
-                    None => (n[ni] == '[').then_some(pi + 1),
-                },
-                '\\' if pi + 1 < p.len() && ni < n.len() && p[pi + 1] == n[ni] => Some(pi + 2),
-                c if ni < n.len() && c == n[ni] && c != '?' && c != '[' => Some(pi + 1),
-                _ => None,
-            };
-            if let Some(next) = step {
-                pi = next;
-                ni += 1;
-                continue;
-            }
-        } else if ni == n.len() {
-            return true;
-        }
-        match star {
-            Some((sp, sn)) if sn < n.len() => {
-                star = Some((sp, sn + 1));
-                pi = sp + 1;
-                ni = sn + 1;
-            }
-            _ => return false,
-        }
-    }
-}
-
-/// The bracket class at `p[start]`: whether it matches `c` and the index after it;
-/// `None` when it does not close.
-fn glob_class(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
-    let mut i = start + 1;
-    let negated = matches!(p.get(i), Some('!' | '^'));
-    if negated {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    while i < p.len() {
-        if p[i] == ']' && !first {
-            return Some((matched != negated, i + 1));
-        }
-        first = false;
-        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
-            matched |= p[i] <= c && c <= p[i + 2];
-            i += 3;
-        } else {
-            matched |= p[i] == c;
-            i += 1;
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -551,17 +480,23 @@ mod tests {
 
     #[test]
     fn sbx_2_name_globs_are_the_secret_lists_globs() {
-        assert!(name_glob("ssh_host_*_key", "ssh_host_ed25519_key"));
-        assert!(!name_glob("ssh_host_*_key", "ssh_host_ed25519_key.pub"));
-        assert!(name_glob(".ss?", ".ssh"));
-        assert!(name_glob("id_[rd]sa*", "id_dsa.old"));
-        assert!(!name_glob("id_[!r]sa", "id_rsa"));
-        assert!(name_glob("a[0-9]", "a5"));
-        assert!(name_glob("[x", "[x"));
-        assert!(name_glob("\\*", "*"));
-        assert!(!name_glob("\\*", "x"));
-        assert!(name_glob("*.env.example", "prod.env.example"));
-        assert!(!name_glob("*.pem", "a.pem.txt"));
+        assert!(wavesh_glob::fnmatch(
+            "ssh_host_*_key",
+            "ssh_host_ed25519_key"
+        ));
+        assert!(!wavesh_glob::fnmatch(
+            "ssh_host_*_key",
+            "ssh_host_ed25519_key.pub"
+        ));
+        assert!(wavesh_glob::fnmatch(".ss?", ".ssh"));
+        assert!(wavesh_glob::fnmatch("id_[rd]sa*", "id_dsa.old"));
+        assert!(!wavesh_glob::fnmatch("id_[!r]sa", "id_rsa"));
+        assert!(wavesh_glob::fnmatch("a[0-9]", "a5"));
+        assert!(wavesh_glob::fnmatch("[x", "[x"));
+        assert!(wavesh_glob::fnmatch("\\*", "*"));
+        assert!(!wavesh_glob::fnmatch("\\*", "x"));
+        assert!(wavesh_glob::fnmatch("*.env.example", "prod.env.example"));
+        assert!(!wavesh_glob::fnmatch("*.pem", "a.pem.txt"));
         assert!(is_glob("/proc/*/environ") && !is_glob("/etc/shadow"));
     }
 

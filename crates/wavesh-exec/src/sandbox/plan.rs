@@ -237,7 +237,7 @@ fn expand_glob(path: &Path) -> Vec<PathBuf> {
             };
             for entry in entries.flatten() {
                 let name = entry.file_name();
-                if super::name_glob(&part, &name.to_string_lossy())
+                if wavesh_glob::fnmatch(&part, &name.to_string_lossy())
                     && next.len() < MAX_GLOB_EXPANSION
                 {
                     next.push(dir.join(name));
