@@ -451,6 +451,23 @@ impl Run<'_> {
     }
 
     /// The descriptor of level `k`, opened again if it was closed.
+    /// The open directory a file at `path` is reached from: the working directory for a
+    /// starting point, else the directory of level `parent`, opened again if it had to be
+    /// closed. A directory that cannot be opened again is reported, and `None` returned.
+    fn parent_dir(&mut self, path: &[u8], parent: Option<usize>) -> Option<Dir> {
+        let Some(k) = parent else {
+            return Some(Dir::Cwd);
+        };
+        match self.level_dir(k) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                let dir_path = path[..self.levels[k].path_len].to_vec();
+                self.error(&dir_path, &e);
+                None
+            }
+        }
+    }
+
     fn level_dir(&mut self, k: usize) -> std::io::Result<Dir> {
         if let Some(fd) = &self.levels[k].fd {
             return Ok(Dir::Fd(fd.clone()));
@@ -568,16 +585,8 @@ impl Run<'_> {
         found: Found,
         follow: bool,
     ) {
-        let dir = match parent {
-            None => Dir::Cwd,
-            Some(k) => match self.level_dir(k) {
-                Ok(dir) => dir,
-                Err(e) => {
-                    let dir_path = path[..self.levels[k].path_len].to_vec();
-                    self.error(&dir_path, &e);
-                    return;
-                }
-            },
+        let Some(dir) = self.parent_dir(path, parent) else {
+            return;
         };
         let parent_len = parent.map_or(0, |k| self.levels[k].path_len);
         let entry = Entry {
@@ -608,16 +617,8 @@ impl Run<'_> {
         follow: bool,
         root_dev: u64,
     ) {
-        let parent_dir = match parent {
-            None => Dir::Cwd,
-            Some(k) => match self.level_dir(k) {
-                Ok(dir) => dir,
-                Err(e) => {
-                    let dir_path = path[..self.levels[k].path_len].to_vec();
-                    self.error(&dir_path, &e);
-                    return;
-                }
-            },
+        let Some(parent_dir) = self.parent_dir(path, parent) else {
+            return;
         };
         let fd = match open_dir(parent_dir.fd(), name, follow) {
             Ok(fd) => fd,
