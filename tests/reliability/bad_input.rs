@@ -142,8 +142,10 @@ async fn out_full_disk_for_the_output_directory() {
         .is_ok_and(|s| s.success());
     if !mounted {
         std::fs::remove_dir(&mount).unwrap();
-        // Needs root (CAP_SYS_ADMIN) for the tmpfs; reported, not hidden.
-        println!("SKIPPED: cannot mount a small tmpfs here (not root?)");
+        wavesh_testkit::lacking_in_this_mode(
+            "a small tmpfs mount (CAP_SYS_ADMIN)",
+            "run the tests as root",
+        );
         return;
     }
     let ws = Workspace::new();

@@ -77,13 +77,13 @@ pub fn both_paths(root: &Path, private: &Path) -> Vec<(&'static str, Session)> {
                 wavesh_exec::cgroup::Support::Unavailable(_)
             )
         {
-            #[allow(clippy::print_stdout, reason = "a skipped path says SKIPPED")]
-            {
-                println!(
-                    "SKIPPED: the cgroup path: {:?}",
+            wavesh_testkit::lacking_in_this_mode(
+                &format!(
+                    "the cgroup path: cgroup v2 delegation ({:?})",
                     wavesh_exec::cgroup::support()
-                );
-            }
+                ),
+                "root, or a cgroup v2 subtree delegated to this user",
+            );
             continue;
         }
         sessions.push((name, session));

@@ -10,7 +10,7 @@
 //!   the real `/etc` or `/run/secrets`. Where the real path exists it is also read inside
 //!   the sandbox, to `/dev/null` (nothing of it is ever printed). Entries under `/proc`
 //!   are not planted: the sandbox leaves `/proc` to other mechanisms (docs/sandbox.md)
-//!   and the test says SKIPPED with the reason.
+//!   and the test says "not checked" with the reason.
 //! - Each marker is read directly, through a glob, through a `cd`-relative path, through
 //!   a symlink planted in the workspace and through a hardlink planted deep in the
 //!   workspace, at both levels, direct and through the supervisor: no marker may be
@@ -91,7 +91,7 @@ fn plant_locations(f: &Fixture, shape: Shape) -> (Vec<Planted>, Vec<String>) {
             ),
             SecretKind::Absolute if pattern.pattern.starts_with("/proc/") => {
                 println!(
-                    "SKIPPED: abs {}: the sandbox leaves /proc out of its read rules (a \
+                    "not checked: abs {}: the sandbox leaves /proc out of its read rules (a \
                      process started later would get none); the command's own environ is \
                      scrubbed, another process's mem needs ptrace access Landlock refuses, \
                      and the command's own PID namespace shows no other process \
@@ -147,9 +147,9 @@ fn attacks(f: &Fixture, planted: &[Planted]) -> Vec<(&'static str, String)> {
         if std::fs::hard_link(&p.file, &hardlink).is_ok() {
             hard.push(format!("cat deep/er/hardlinks/{i}"));
         } else {
-            println!(
-                "SKIPPED: hardlink to {}: the file system refused it",
-                p.entry
+            crate::util::missing_prerequisite(
+                &format!("a hardlink to {} (the file system refused it)", p.entry),
+                "a temporary directory on a file system with hardlinks",
             );
         }
     }
@@ -190,7 +190,7 @@ async fn every_location_is_unreadable(shape: Shape) {
     off.shutdown().await;
     for (level, supervised) in configurations() {
         if !enforced_or_skip(level) {
-            return;
+            continue;
         }
         let session = f.session_with(level, supervised, |config| {
             config.sandbox.secret_paths.extend(extra.iter().cloned());
@@ -231,16 +231,23 @@ async fn sbx_2_real_system_secrets_are_unreadable() {
         if ["/dev/mem", "/dev/kmem"].contains(&pattern.pattern) {
             // Physical memory is not read, sandboxed or not: the fake-root tests cover
             // the entries.
-            println!("SKIPPED: real {}: never read by a test", pattern.pattern);
+            println!(
+                "not checked: real {}: never read by a test",
+                pattern.pattern
+            );
             continue;
         }
         let found = glob_real(pattern.pattern);
         if found.is_empty() {
-            println!("SKIPPED: real {}: not on this machine", pattern.pattern);
+            println!("not checked: real {}: not on this machine", pattern.pattern);
         }
         files.extend(found);
     }
     if files.is_empty() {
+        crate::util::missing_prerequisite(
+            "any of the listed machine-wide secret files (/etc/shadow, ...)",
+            "a Debian machine has /etc/shadow",
+        );
         return;
     }
     let command = files
@@ -253,7 +260,7 @@ async fn sbx_2_real_system_secrets_are_unreadable() {
         .join("; ");
     for (level, supervised) in configurations() {
         if !enforced_or_skip(level) {
-            return;
+            continue;
         }
         let session = f.session(level, supervised);
         let result = f.run(&session, &format!("{command}; true")).await;
@@ -380,7 +387,7 @@ async fn sbx_2_secret_names_are_hidden_throughout_the_workspace() {
     let expected_templates = places.len() * exceptions.len();
     for (level, supervised) in configurations() {
         if !enforced_or_skip(level) {
-            return;
+            continue;
         }
         let session = f.session(level, supervised);
         let result = f.run(&session, &format!("{{ {read_all}; }} 2>&1")).await;
@@ -441,6 +448,9 @@ async fn sbx_2_a_deep_secret_planted_between_commands_is_hidden() {
     let f = Fixture::empty();
     write(&f.ws.join("a/b/readme.txt"), "hello\n");
     for level in [Level::ReadOnly, Level::WorkspaceWrite] {
+        if !enforced_or_skip(level) {
+            continue;
+        }
         let session = f.session(level, false);
         let first = f.run(&session, "cat a/b/readme.txt").await;
         assert_eq!(first.text, "hello");

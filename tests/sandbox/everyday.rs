@@ -58,7 +58,7 @@ async fn sbx_1_cargo_build_writes_target() {
         .output()
         .is_err()
     {
-        println!("SKIPPED: cargo is not installed");
+        crate::util::missing_prerequisite("cargo", "the Rust toolchain on PATH");
         return;
     }
     works(
@@ -141,7 +141,7 @@ async fn sbx_1_shared_memory_in_a_dev_shm_of_its_own() {
     );
     for level in [Level::ReadOnly, Level::WorkspaceWrite] {
         if !enforced_or_skip(level) {
-            return;
+            continue;
         }
         let f = Fixture::new();
         let session = f.session(level, true);

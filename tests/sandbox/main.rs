@@ -20,10 +20,11 @@ mod escapes;
 mod every_secret;
 mod everyday;
 mod harm;
+mod modes;
 
 use std::path::{Path, PathBuf};
 
-use wavesh_exec::sandbox::{Guarantee, Level, support};
+use wavesh_exec::sandbox::{Guarantee, Level, describe_all, support};
 use wavesh_tool::{BashInput, BashResult, CallContext, SandboxSettings, Session, ToolConfig};
 
 /// The secret files of the fake HOME (relative to it) and of the workspace, each holding
@@ -171,7 +172,8 @@ impl Fixture {
     /// Runs `command` and returns the result, failing on a tool error.
     pub async fn run(&self, session: &Session, command: &str) -> BashResult {
         let mut result = self.run_raw(session, command).await;
-        result.text = without_direct_spawn_note(&result.text);
+        result.text =
+            wavesh_testkit::without_documented_note(&without_direct_spawn_note(&result.text));
         result
     }
 
@@ -252,35 +254,50 @@ pub fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?} in {}", dir.display());
 }
 
-/// Whether this machine can enforce every guarantee of `level`; says SKIPPED otherwise.
+/// Whether this machine can enforce every guarantee of `level` (process isolation has
+/// its own check, [`isolation_or_skip`]). Where it cannot: in a degraded mode whose
+/// missing guarantees `docs/sandbox.md` lists (and `modes.rs` checks are reported), it
+/// says SKIPPED naming the mode; otherwise a missing prerequisite (a failure in CI).
 pub fn enforced_or_skip(level: Level) -> bool {
-    // Process isolation has its own check ([`isolation_or_skip`]): a machine without it
-    // still gives every other guarantee.
     let missing: Vec<_> = support()
         .missing(level)
         .into_iter()
         .filter(|g| !matches!(g, Guarantee::OtherProcesses | Guarantee::FileMetadata))
         .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    util::missing_prerequisite(
-        &format!("the {level} sandbox (missing: {missing:?})"),
+    guarantees_or_skip(
+        level,
+        &missing,
         "Linux 6.12+ with Landlock, seccomp and mount namespaces",
-    );
-    false
+    )
 }
 
 /// Whether the supervisor isolates sandboxed commands here (a PID namespace with its own
-/// `/proc`, read-only mounts); prints SKIPPED with the reason otherwise.
+/// `/proc`, read-only mounts); as [`enforced_or_skip`] otherwise.
 pub fn isolation_or_skip() -> bool {
-    if support().process_isolation {
+    let missing: Vec<_> = support()
+        .missing(Level::ReadOnly)
+        .into_iter()
+        .filter(|g| matches!(g, Guarantee::OtherProcesses | Guarantee::FileMetadata))
+        .collect();
+    guarantees_or_skip(
+        Level::ReadOnly,
+        &missing,
+        "root or user namespaces, PID and mount namespaces, and mount_setattr (Linux 5.12)",
+    )
+}
+
+fn guarantees_or_skip(level: Level, missing: &[Guarantee], how: &str) -> bool {
+    if missing.is_empty() {
         return true;
     }
-    util::missing_prerequisite(
-        "process isolation for sandboxed commands",
-        "root, PID and mount namespaces, and mount_setattr (Linux 5.12)",
-    );
+    let what = format!("the {level} sandbox's {}", describe_all(missing));
+    let mode = wavesh_testkit::mode();
+    let documented = modes::documented_missing(mode, level);
+    if mode.is_degraded() && missing.iter().all(|g| documented.contains(g.describe())) {
+        wavesh_testkit::lacking_in_this_mode(&what, how);
+    } else {
+        util::missing_prerequisite(&what, how);
+    }
     false
 }
 

@@ -47,20 +47,15 @@ impl Drop for Home {
 }
 
 /// zsh, or `None` with a SKIPPED line where this machine has none (`scripts/test`
-/// installs it where it may). `WAVESH_TEST_REQUIRE_ALL` (set by `.ci/run`) makes a
-/// missing zsh a failure instead, so CI cannot pass by skipping.
-#[allow(clippy::print_stdout, reason = "a skipped test says SKIPPED")]
+/// installs it where it may); a failure in CI ([`wavesh_testkit::missing_prerequisite`]).
 fn zsh() -> Option<&'static str> {
     let found = ["/usr/bin/zsh", "/bin/zsh"]
         .into_iter()
         .find(|p| Path::new(p).exists());
     if found.is_none() {
-        assert!(
-            std::env::var_os("WAVESH_TEST_REQUIRE_ALL").is_none(),
-            "zsh is required (WAVESH_TEST_REQUIRE_ALL is set): apt-get install zsh"
-        );
-        println!(
-            "SKIPPED: the zsh half of this test: no zsh on this machine (apt-get install zsh)"
+        wavesh_testkit::missing_prerequisite(
+            "zsh, for the zsh half of this test",
+            "apt-get install zsh; scripts/test does it as root",
         );
     }
     found

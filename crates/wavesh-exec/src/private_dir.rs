@@ -351,7 +351,7 @@ mod tests {
         let plant_file = |_: &Path| std::fs::write(&planted, "x").unwrap();
         let plant_foreign = |_: &Path| {
             create_dir_0700(&planted).unwrap();
-            // Another owner (nobody), where this test may chown; otherwise SKIPPED below.
+            // Another owner (nobody), where this test may chown; checked below.
             let _ = std::process::Command::new("chown")
                 .args(["65534", &planted.display().to_string()])
                 .status();
@@ -366,7 +366,10 @@ mod tests {
                 use std::os::unix::fs::MetadataExt;
                 if std::fs::metadata(&planted).unwrap().uid() == rustix::process::geteuid().as_raw()
                 {
-                    println!("SKIPPED: the foreign-owner case: cannot chown here (not root)");
+                    wavesh_testkit::missing_prerequisite(
+                        "root, to plant a directory of another owner (chown)",
+                        "run the tests as root",
+                    );
                     break;
                 }
             }

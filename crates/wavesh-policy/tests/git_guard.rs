@@ -181,7 +181,10 @@ fn oracle(repo: &Path) -> bool {
 #[test]
 fn git_5_the_guard_agrees_with_git_on_generated_configs() {
     if !git_available() {
-        eprintln!("SKIPPED: git is not installed, so there is nothing to agree with");
+        wavesh_testkit::missing_prerequisite(
+            "git, for the guard to agree with",
+            "apt-get install git; scripts/test does it as root",
+        );
         return;
     }
     let s = Scratch::new("gitcfg");
@@ -289,7 +292,10 @@ fn git_5_the_guard_agrees_with_git_on_generated_configs() {
 #[test]
 fn git_5_linked_worktrees_submodules_and_hooks() {
     if !git_available() {
-        eprintln!("SKIPPED: git is not installed");
+        wavesh_testkit::missing_prerequisite(
+            "git, for the guard to agree with",
+            "apt-get install git; scripts/test does it as root",
+        );
         return;
     }
     let s = Scratch::new("gitwt");

@@ -50,11 +50,20 @@ fn find(gnu: bool, dir: &Path, locale: &str, args: &[&[u8]]) -> Out {
     out
 }
 
+/// Whether the system find is GNU's, to compare with; a missing prerequisite (SKIPPED, or
+/// a failure in CI) where it is not.
 fn system_find_is_gnu() -> bool {
-    Command::new("find")
+    let gnu = Command::new("find")
         .arg("--version")
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU findutils"))
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU findutils"));
+    if !gnu {
+        crate::util::missing_prerequisite(
+            "GNU find as the system find, to compare with",
+            "apt-get install findutils",
+        );
+    }
+    gnu
 }
 
 /// wavesh's output for `args`, which must be GNU's byte for byte where GNU find is here.
@@ -617,7 +626,10 @@ fn search_2_find_unreadable_and_unsearchable_directories_are_gnus() {
     let mut ours_all = Vec::new();
     for expression in expressions {
         let Some(ours) = unprivileged(&ws.root, &format!("\"$W\" find {expression}")) else {
-            eprintln!("SKIPPED: find_unreadable: no setpriv to drop root's privileges");
+            crate::util::missing_prerequisite(
+                "setpriv, to drop root's privileges for the unreadable directories",
+                "apt-get install util-linux",
+            );
             break;
         };
         if system_find_is_gnu() {
@@ -706,7 +718,10 @@ fn search_2_find_age_tests_measure_as_gnu() {
 #[test]
 fn search_2_find_on_a_terminal_shows_names_and_warns_as_gnu() {
     if !system_find_is_gnu() || Command::new("script").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: find on a terminal: no GNU find or no script(1) here");
+        crate::util::missing_prerequisite(
+            "GNU find and script(1), to compare find on a terminal",
+            "apt-get install findutils bsdutils",
+        );
         return;
     }
     let ws = Workspace::new();

@@ -27,7 +27,20 @@ def check(condition, message):
 
 
 def text_of(result):
-    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+    return without_mode_note("\n".join(block.text for block in result.content if getattr(block, "type", "") == "text"))
+
+
+def without_mode_note(text):
+    """The text without the sandbox's note of missing guarantees (SBX-5) where the suite
+    runs in a degraded mode on purpose (WAVESH_TEST_MODE, set by scripts/test); the Rust
+    test sbx_5_degraded_modes_are_reported_as_documented checks that note exactly."""
+    if os.environ.get("WAVESH_TEST_MODE", "default") in ("", "default"):
+        return text
+    kept = [line for line in text.split("\n")
+            if not (line.startswith("Sandbox (") and " is incomplete on this machine; missing: " in line)]
+    if not kept or kept == [""]:
+        return "(no output)" if text else text
+    return "\n".join(kept)
 
 
 def live_pids_with(marker):
@@ -221,7 +234,7 @@ async def tasks_scenario(binary):
 
                 await asyncio.sleep(1.0)
                 result = await session.call_tool("Bash", {"command": "echo next"})
-                blocks = [block.text for block in result.content]
+                blocks = [without_mode_note(block.text) for block in result.content]
                 check(len(blocks) == 2, f"blocks: {blocks}")
                 check(blocks[0].startswith("<task-notification>") and f"<task-id>{task}</task-id>" in blocks[0], blocks[0])
                 check("Background command \"Short job\" completed (exit code 0)." in blocks[0], blocks[0])

@@ -284,7 +284,20 @@ def parse_body(content_type, data):
 
 
 def text_of(result):
-    return "\n".join(block.get("text", "") for block in result.get("content", []))
+    return without_mode_note("\n".join(block.get("text", "") for block in result.get("content", [])))
+
+
+def without_mode_note(text):
+    """The text without the sandbox's note of missing guarantees (SBX-5) where the suite
+    runs in a degraded mode on purpose (WAVESH_TEST_MODE, set by scripts/test); the Rust
+    test sbx_5_degraded_modes_are_reported_as_documented checks that note exactly."""
+    if os.environ.get("WAVESH_TEST_MODE", "default") in ("", "default"):
+        return text
+    kept = [line for line in text.split("\n")
+            if not (line.startswith("Sandbox (") and " is incomplete on this machine; missing: " in line)]
+    if not kept or kept == [""]:
+        return "(no output)" if text else text
+    return "\n".join(kept)
 
 
 def expect_error(message, expected_id, code, what):
@@ -435,7 +448,7 @@ def http_security(binary, workspace):
             check(headers.get("www-authenticate", "").lower().startswith("bearer"), f"{what}: {headers}")
             print(f"{what}: HTTP 401")
         client = Http(port)
-        check(client.tool(2, "Bash", {"command": "echo authorized"})["content"][0]["text"] == "authorized", "authorized call")
+        check(text_of(client.tool(2, "Bash", {"command": "echo authorized"})) == "authorized", "authorized call")
         # Commands (and so the model) never see the token.
         seen = text_of(client.tool(5, "Bash", {"command": 'echo "[${WAVESH_MCP_TOKEN-unset}]"; env | grep -c test-token'}))
         check(seen.startswith("[unset]") and "test-token" not in seen, f"the token reached a command: {seen!r}")
@@ -606,7 +619,7 @@ def http_idle(binary, workspace):
         status, _, _ = idle.post(dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
         check(status == 404, f"an expired session answers 404, not {status}")
         fresh = Http(port)
-        check(fresh.tool(4, "Bash", {"command": "echo alive"})["content"][0]["text"] == "alive", "a new session works")
+        check(text_of(fresh.tool(4, "Bash", {"command": "echo alive"})) == "alive", "a new session works")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)

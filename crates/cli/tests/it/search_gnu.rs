@@ -51,11 +51,20 @@ fn sh(dir: &Path, locale: &str, script: &str) -> Out {
 }
 
 /// Whether the system grep is GNU grep (then scripts are also checked against it).
+/// Whether the system `tool` is GNU's, to compare with; a missing prerequisite (SKIPPED,
+/// or a failure in CI) where it is not.
 fn system_is_gnu(tool: &str) -> bool {
-    Command::new(tool)
+    let gnu = Command::new(tool)
         .arg("--version")
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU"))
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU"));
+    if !gnu {
+        crate::util::missing_prerequisite(
+            &format!("GNU {tool} as the system {tool}, to compare with"),
+            "apt-get install findutils grep",
+        );
+    }
+    gnu
 }
 
 /// `script` (using `G`) run by wavesh gives `expected` and `code`; with the system GNU grep
@@ -435,7 +444,10 @@ fn search_5_a_link_named_grep_hands_over_to_the_system_grep() {
 #[test]
 fn search_3_rg_matches_ripgrep() {
     if Command::new("rg").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: search_3_rg_matches_ripgrep: no rg on PATH to compare with");
+        crate::util::missing_prerequisite(
+            "ripgrep (rg on PATH), to compare wavesh's rg with",
+            "apt-get install ripgrep; scripts/test does it as root",
+        );
         return;
     }
     let ws = Workspace::new();
@@ -473,7 +485,10 @@ fn search_3_rg_matches_ripgrep() {
         .current_dir(&tree)
         .status();
     if !git.is_ok_and(|s| s.success()) {
-        eprintln!("SKIPPED: search_3_rg_matches_ripgrep: git init failed");
+        crate::util::missing_prerequisite(
+            "git (git init failed), for ripgrep's gitignore rules",
+            "apt-get install git; scripts/test does it as root",
+        );
         return;
     }
     let invocations: &[&[&str]] = &[
@@ -748,9 +763,6 @@ fn search_6_walk_errors_are_gnus() {
 #[test]
 fn search_2_find_printf_perm_regex_and_loops_are_gnus() {
     if !system_is_gnu("find") {
-        eprintln!(
-            "SKIPPED: search_2_find_printf_perm_regex_and_loops_are_gnus: the system find is not GNU find"
-        );
         return;
     }
     let ws = Workspace::new();

@@ -91,8 +91,10 @@ impl Run {
         }
     }
 
+    /// stdout, without the sandbox's note of what a degraded test mode lacks
+    /// ([`wavesh_testkit::without_documented_note`]).
     pub fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.output.stdout).into_owned()
+        wavesh_testkit::without_documented_note(&String::from_utf8_lossy(&self.output.stdout))
     }
 
     pub fn stderr(&self) -> String {
@@ -202,16 +204,11 @@ pub fn kill_group(pgid: i64) {
         .status();
 }
 
-/// A test prerequisite this machine lacks: a SKIPPED line naming it and how to get it,
-/// or, with `WAVESH_TEST_REQUIRE_ALL` set (as `.ci/run` does), a failure, so that CI
-/// cannot pass by skipping.
-#[allow(clippy::print_stdout, reason = "a skipped test says SKIPPED")]
+/// A test prerequisite this machine lacks: SKIPPED, or a failure in CI
+/// ([`wavesh_testkit::missing_prerequisite`]).
+#[track_caller]
 pub fn missing_prerequisite(what: &str, how: &str) {
-    assert!(
-        std::env::var_os("WAVESH_TEST_REQUIRE_ALL").is_none(),
-        "{what} is required (WAVESH_TEST_REQUIRE_ALL is set): {how}"
-    );
-    println!("SKIPPED: {what} is missing on this machine ({how})");
+    wavesh_testkit::missing_prerequisite(what, how);
 }
 
 /// The Python interpreter with the `mcp` client: `WAVESH_TEST_PYTHON`, else the
@@ -423,9 +420,11 @@ impl Drop for Mcp {
     }
 }
 
-/// The text of a `tools/call` answer's content blocks, joined by newlines.
+/// The text of a `tools/call` answer's content blocks, joined by newlines, without the
+/// sandbox's note of what a degraded test mode lacks
+/// ([`wavesh_testkit::without_documented_note`]).
 pub fn result_text(answer: &serde_json::Value) -> String {
-    answer["result"]["content"]
+    let text = answer["result"]["content"]
         .as_array()
         .map(|blocks| {
             blocks
@@ -434,5 +433,6 @@ pub fn result_text(answer: &serde_json::Value) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    wavesh_testkit::without_documented_note(&text)
 }

@@ -1565,12 +1565,15 @@ mod tests {
         std::fs::remove_dir_all(&base).unwrap();
     }
 
+    /// Filters are built for x86-64, aarch64 and riscv64 only; elsewhere the sandbox
+    /// reports the network guarantee missing.
     #[test]
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ))]
     fn sbx_2_the_seccomp_filters_compile() {
-        if ARCH.is_none() {
-            eprintln!("SKIPPED: seccomp filters are built for x86-64, aarch64 and riscv64 only");
-            return;
-        }
         assert!(program(Filter::NetworkOff).unwrap().len() > 10);
         eprintln!(
             "seccomp filters: {} and {} instructions",

@@ -93,7 +93,10 @@ fn allowed_programs(command: &str) -> Vec<String> {
 #[test]
 fn ro_14_approved_variants_have_no_effect() {
     if let Err(why) = observe::strace_works() {
-        eprintln!("SKIPPED: the behaviour check needs strace (Debian package strace): {why}");
+        wavesh_testkit::missing_prerequisite(
+            &format!("strace, for the behaviour check ({why})"),
+            "apt-get install strace; scripts/test does it as root",
+        );
         return;
     }
     let probe = Scratch::new("behaviour-probe");
@@ -187,7 +190,10 @@ fn ro_14_approved_variants_have_no_effect() {
 #[test]
 fn ro_14_the_observer_sees_effects() {
     if let Err(why) = observe::strace_works() {
-        eprintln!("SKIPPED: the behaviour check needs strace (Debian package strace): {why}");
+        wavesh_testkit::missing_prerequisite(
+            &format!("strace, for the behaviour check ({why})"),
+            "apt-get install strace; scripts/test does it as root",
+        );
         return;
     }
     let s = Scratch::new("behaviour-self");
