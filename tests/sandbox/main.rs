@@ -16,6 +16,7 @@
 mod util;
 
 mod background;
+mod boundary;
 mod escapes;
 mod every_secret;
 mod everyday;

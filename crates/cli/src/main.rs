@@ -321,18 +321,30 @@ fn mcp_session(
             .unwrap_or(wavesh_exec::sandbox::Level::WorkspaceWrite),
         ..wavesh_tool::SandboxSettings::default()
     };
-    // Claude Code's `sandbox` settings, user, project, local, then the named files.
+    // Claude Code's `sandbox` settings, user, project, local, then the named files. A
+    // file inside a directory sandboxed commands may write can only tighten (SBX-6).
+    let writable: Vec<PathBuf> = std::iter::once(root.clone())
+        .chain(args.workspace.add_dir.iter().cloned())
+        .collect();
     for path in claude_settings_files(&root, home.as_deref(), &args.settings) {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        sandbox.apply_claude_settings(
+        let ignored = sandbox.apply_claude_settings(
             &text,
             &path,
             &root,
             home.as_deref(),
             args.sandbox.is_some(),
+            wavesh_tool::sandbox::inside_any(&path, &writable),
         )?;
+        if !ignored.is_empty() {
+            printer::note(&format!(
+                "wavesh: {} ignored: {} would loosen the sandbox, and sandboxed commands may write that file",
+                path.display(),
+                ignored.join(", ")
+            ));
+        }
     }
     sandbox.read_only_level = !args.no_seal;
     sandbox.auto_allow |= args.auto_allow_sandboxed;
@@ -356,7 +368,17 @@ fn mcp_session(
     let session = Arc::new(builder.build()?);
     let settings =
         wavesh_policy::settings::Settings::load(session.root(), home.as_deref(), &args.settings)?;
-    for dir in &settings.additional_directories {
+    for (dir, source) in &settings.additional_directories {
+        // A directory named by a file sandboxed commands may write would widen what they
+        // may write (SBX-6).
+        if wavesh_tool::sandbox::inside_any(source, &writable) {
+            printer::note(&format!(
+                "wavesh: {}: permissions.additionalDirectories {} ignored: sandboxed commands may write that file",
+                source.display(),
+                dir.display()
+            ));
+            continue;
+        }
         session.add_directory(session.root().join(dir));
     }
     let permissions = wavesh_mcp::Permissions {

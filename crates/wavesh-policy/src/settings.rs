@@ -44,8 +44,9 @@ pub struct Settings {
     pub ask: Vec<RuleEntry>,
     /// Deny rules.
     pub deny: Vec<RuleEntry>,
-    /// `permissions.additionalDirectories` of every level.
-    pub additional_directories: Vec<PathBuf>,
+    /// `permissions.additionalDirectories` of every level, each with the file that
+    /// names it.
+    pub additional_directories: Vec<(PathBuf, PathBuf)>,
     /// Rules of other tools, kept as written.
     pub other_rules: Vec<String>,
 }
@@ -152,7 +153,8 @@ impl Settings {
                         "`permissions.additionalDirectories` holds {dir}, not a path"
                     )));
                 };
-                self.additional_directories.push(PathBuf::from(dir));
+                self.additional_directories
+                    .push((PathBuf::from(dir), path.to_path_buf()));
             }
         }
         Ok(())
@@ -258,7 +260,10 @@ mod tests {
         assert_eq!(settings.other_rules, vec!["Read(src/**)".to_owned()]);
         assert_eq!(
             settings.additional_directories,
-            vec![PathBuf::from("../lib")]
+            vec![(
+                PathBuf::from("../lib"),
+                PathBuf::from(".claude/settings.json")
+            )]
         );
     }
 

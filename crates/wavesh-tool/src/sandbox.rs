@@ -122,6 +122,14 @@ impl SandboxSettings {
     /// Scalars of later files win; lists add up. Keys wavesh cannot honour are named in a
     /// warning, never silently dropped. `level_given`: the command line chose the level,
     /// so `enabled` does not change it.
+    ///
+    /// `tighten_only`: the file lies inside a directory sandboxed commands may write (the
+    /// workspace's `.claude/`, a home inside a writable root), so a command could have
+    /// written it (SBX-6). Then only what tightens applies (`enabled: true` without its
+    /// auto-allow, `failIfUnavailable: true`, `allowUnsandboxedCommands: false`,
+    /// `autoAllowBashIfSandboxed: false`, `denyWrite`, `denyRead`); what would loosen
+    /// (`enabled: false`, `excludedCommands`, `allowWrite`, and the opposite flags) is
+    /// left out and returned, each as `sandbox.KEY`, for the host to name.
     pub fn apply_claude_settings(
         &mut self,
         text: &str,
@@ -129,7 +137,8 @@ impl SandboxSettings {
         root: &Path,
         home: Option<&Path>,
         level_given: bool,
-    ) -> Result<(), SandboxSettingsError> {
+        tighten_only: bool,
+    ) -> Result<Vec<String>, SandboxSettingsError> {
         let bad = |why: String| SandboxSettingsError {
             path: path.to_path_buf(),
             why,
@@ -137,7 +146,18 @@ impl SandboxSettings {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
         let Some(sandbox) = value.get("sandbox") else {
-            return Ok(());
+            return Ok(Vec::new());
+        };
+        let mut ignored = Vec::new();
+        // Whether a key's value may apply: always from a trusted file; from a writable
+        // one only when it tightens.
+        let mut allowed = |key: &str, tightens: bool| {
+            if tightens || !tighten_only {
+                true
+            } else {
+                ignored.push(format!("sandbox.{key}"));
+                false
+            }
         };
         let Some(sandbox) = sandbox.as_object() else {
             return Err(bad("`sandbox` must be an object".into()));
@@ -151,7 +171,9 @@ impl SandboxSettings {
                 ))),
             }
         };
-        if let Some(enabled) = flag("enabled")? {
+        if let Some(enabled) = flag("enabled")?
+            && allowed("enabled", enabled || self.level == Level::Off)
+        {
             if !level_given {
                 self.level = if enabled {
                     Level::WorkspaceWrite
@@ -160,34 +182,39 @@ impl SandboxSettings {
                 };
             }
             // Claude Code's default for autoAllowBashIfSandboxed is true.
-            if enabled && sandbox.get("autoAllowBashIfSandboxed").is_none() {
+            if enabled && sandbox.get("autoAllowBashIfSandboxed").is_none() && !tighten_only {
                 self.auto_allow = true;
             }
         }
-        if let Some(auto) = flag("autoAllowBashIfSandboxed")? {
+        if let Some(auto) = flag("autoAllowBashIfSandboxed")?
+            && allowed("autoAllowBashIfSandboxed", !auto)
+        {
             self.auto_allow = auto;
         }
-        if let Some(allow) = flag("allowUnsandboxedCommands")? {
+        if let Some(allow) = flag("allowUnsandboxedCommands")?
+            && allowed("allowUnsandboxedCommands", !allow)
+        {
             self.allow_unsandboxed = allow;
         }
-        if let Some(strict) = flag("failIfUnavailable")? {
+        if let Some(strict) = flag("failIfUnavailable")?
+            && allowed("failIfUnavailable", strict)
+        {
             self.strict = strict;
         }
-        self.excluded_commands.extend(strings(
-            sandbox.get("excludedCommands"),
-            "excludedCommands",
-            &bad,
-        )?);
+        let excluded = strings(sandbox.get("excludedCommands"), "excludedCommands", &bad)?;
+        if !excluded.is_empty() && allowed("excludedCommands", false) {
+            self.excluded_commands.extend(excluded);
+        }
         let resolve = |text: String| resolve_path(&text, root, home);
         if let Some(fs) = sandbox.get("filesystem") {
             let fs = fs
                 .as_object()
                 .ok_or_else(|| bad("`sandbox.filesystem` must be an object".into()))?;
-            self.allow_write.extend(
-                strings(fs.get("allowWrite"), "filesystem.allowWrite", &bad)?
-                    .into_iter()
-                    .map(resolve),
-            );
+            let allow_write = strings(fs.get("allowWrite"), "filesystem.allowWrite", &bad)?;
+            if !allow_write.is_empty() && allowed("filesystem.allowWrite", false) {
+                self.allow_write
+                    .extend(allow_write.into_iter().map(resolve));
+            }
             self.deny_write.extend(
                 strings(fs.get("denyWrite"), "filesystem.denyWrite", &bad)?
                     .into_iter()
@@ -211,7 +238,13 @@ impl SandboxSettings {
                 tracing::warn!(file = %path.display(), "sandbox.network.{key} is not supported by wavesh (the sandbox has no network at all); ignored");
             }
         }
-        Ok(())
+        for key in &ignored {
+            tracing::warn!(
+                file = %path.display(),
+                "{key} would loosen the sandbox, and this file lies where sandboxed commands may write: ignored (SBX-6)"
+            );
+        }
+        Ok(ignored)
     }
 }
 
@@ -234,6 +267,26 @@ fn strings(
             "`sandbox.{key}` must be a list of strings, not {other}"
         ))),
     }
+}
+
+/// Whether `path` lies inside one of `dirs` (compared as written, and with symbolic
+/// links resolved where both exist): a settings file there could have been written by a
+/// sandboxed command (SBX-6).
+pub fn inside_any(path: &Path, dirs: &[PathBuf]) -> bool {
+    let real = |p: &Path| {
+        // The file may not exist yet: resolve its directory.
+        match (p.parent(), p.file_name()) {
+            (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+                .map(|dir| dir.join(name))
+                .unwrap_or_else(|_| p.to_path_buf()),
+            _ => p.to_path_buf(),
+        }
+    };
+    let path_real = real(path);
+    dirs.iter().any(|dir| {
+        let dir_real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        path.starts_with(dir) || path_real.starts_with(&dir_real)
+    })
 }
 
 /// A settings path: `~/` is the home, `//` the root, an absolute path is itself, any
@@ -280,6 +333,7 @@ mod tests {
                 Path::new("/ws"),
                 Some(Path::new("/h")),
                 false,
+                false,
             )
             .unwrap();
         assert_eq!(settings.level, Level::WorkspaceWrite);
@@ -310,10 +364,116 @@ mod tests {
                 Path::new("/ws"),
                 None,
                 true,
+                false,
             )
             .unwrap();
         assert_eq!(given.level, Level::Off, "the command line's level stands");
         assert!(!given.auto_allow);
+    }
+
+    /// SBX-6: a settings file a sandboxed command could have written only tightens.
+    #[test]
+    fn sbx_6_writable_settings_only_tighten() {
+        let loosening = [
+            (r#"{"sandbox": {"enabled": false}}"#, "sandbox.enabled"),
+            (
+                r#"{"sandbox": {"excludedCommands": ["python3"]}}"#,
+                "sandbox.excludedCommands",
+            ),
+            (
+                r#"{"sandbox": {"filesystem": {"allowWrite": ["//"]}}}"#,
+                "sandbox.filesystem.allowWrite",
+            ),
+            (
+                r#"{"sandbox": {"allowUnsandboxedCommands": true}}"#,
+                "sandbox.allowUnsandboxedCommands",
+            ),
+            (
+                r#"{"sandbox": {"autoAllowBashIfSandboxed": true}}"#,
+                "sandbox.autoAllowBashIfSandboxed",
+            ),
+            (
+                r#"{"sandbox": {"failIfUnavailable": false}}"#,
+                "sandbox.failIfUnavailable",
+            ),
+        ];
+        for (text, key) in loosening {
+            let mut settings = SandboxSettings {
+                level: Level::WorkspaceWrite,
+                allow_unsandboxed: false,
+                strict: true,
+                ..SandboxSettings::default()
+            };
+            let before = settings.clone();
+            let ignored = settings
+                .apply_claude_settings(
+                    text,
+                    Path::new("/ws/.claude/settings.local.json"),
+                    Path::new("/ws"),
+                    None,
+                    false,
+                    true,
+                )
+                .unwrap();
+            assert_eq!(ignored, [key], "{text}");
+            assert_eq!(settings, before, "{text}: nothing loosened");
+            // The same file from a place no command writes applies.
+            let mut trusted = before.clone();
+            let ignored = trusted
+                .apply_claude_settings(
+                    text,
+                    Path::new("/h/.claude/settings.json"),
+                    Path::new("/ws"),
+                    None,
+                    false,
+                    false,
+                )
+                .unwrap();
+            assert!(ignored.is_empty());
+            assert_ne!(trusted, before, "{text}: a trusted file loosens");
+        }
+        // What tightens applies from a writable file.
+        let mut settings = SandboxSettings::default();
+        let ignored = settings
+            .apply_claude_settings(
+                r#"{"sandbox": {"enabled": true, "failIfUnavailable": true, "allowUnsandboxedCommands": false,
+                    "filesystem": {"denyWrite": ["build"], "denyRead": ["~/x"]}}}"#,
+                Path::new("/ws/.claude/settings.json"),
+                Path::new("/ws"),
+                Some(Path::new("/h")),
+                false,
+                true,
+            )
+            .unwrap();
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(settings.level, Level::WorkspaceWrite);
+        assert!(
+            !settings.auto_allow,
+            "enabled: true brings no auto-allow from a writable file"
+        );
+        assert!(settings.strict && !settings.allow_unsandboxed);
+        assert_eq!(settings.deny_write, [PathBuf::from("/ws/build")]);
+        assert!(settings.secret_paths.contains(&"/h/x".to_owned()));
+    }
+
+    #[test]
+    fn sbx_6_inside_any_sees_through_links() {
+        let base = std::env::temp_dir().join(format!("wavesh-inside-{}", std::process::id()));
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join(".claude")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&ws, base.join("link")).unwrap();
+        assert!(inside_any(
+            &ws.join(".claude/settings.json"),
+            std::slice::from_ref(&ws)
+        ));
+        #[cfg(unix)]
+        assert!(inside_any(
+            &base.join("link/.claude/settings.json"),
+            std::slice::from_ref(&ws)
+        ));
+        assert!(!inside_any(&base.join("other.json"), &[ws]));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
@@ -325,6 +485,7 @@ mod tests {
                 Path::new("/s.json"),
                 Path::new("/ws"),
                 None,
+                false,
                 false,
             )
             .unwrap_err();
@@ -338,6 +499,7 @@ mod tests {
                 Path::new("/s.json"),
                 Path::new("/ws"),
                 None,
+                false,
                 false,
             )
             .unwrap_err();

@@ -49,6 +49,10 @@ enum MountKind {
     HideFile = 2,
     /// An empty read-only tmpfs over a secret directory.
     HideDir = 3,
+    /// Bind a directory onto itself, writable as it was: a mount point cannot be
+    /// renamed or removed, so the protected or hidden path below it stays where the
+    /// plan named it (SBX-6).
+    Pin = 4,
 }
 
 /// What one command's shell enforces on itself before `exec`.
@@ -92,6 +96,19 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
     let hidden = &reads.hidden;
     let mut mounts = Vec::new();
     if plan.level == Level::WorkspaceWrite && mounts_possible {
+        // Every directory between a writable root and a path the mounts below protect
+        // or hide is pinned first (parents before children), so no rename of an
+        // ancestor carries the protection away from its name (SBX-6).
+        let protected = plan
+            .read_only
+            .iter()
+            .chain(hidden.iter().map(|(path, _)| path));
+        for dir in super::plan::pinned_ancestors(protected, &plan.writable_dirs) {
+            mounts.push(
+                mount_op(MountKind::Pin, &dir)
+                    .map_err(|e| failed(&dir.display().to_string(), e))?,
+            );
+        }
         for path in &plan.read_only {
             mounts.push(
                 mount_op(MountKind::ReadOnly, path)
@@ -1055,6 +1072,13 @@ unsafe fn apply_mount(op: &MountOp) -> Result<(), i32> {
                     )
                 }
             }
+            MountKind::Pin => libc::mount(
+                path,
+                path,
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ),
             MountKind::HideDir => libc::mount(
                 c"tmpfs".as_ptr(),
                 path,
@@ -1178,6 +1202,7 @@ pub(crate) fn decode_child(
             1 => MountKind::ReadOnly,
             2 => MountKind::HideFile,
             3 => MountKind::HideDir,
+            4 => MountKind::Pin,
             _ => return Err(bad("unknown mount kind")),
         };
         let keep_bytes = take(8, "mount flags")?;

@@ -128,48 +128,209 @@ pub struct Protected {
     pub git_dirs: Vec<PathBuf>,
 }
 
-/// What stays read-only in the writable root `root` (SBX-1): its `.git/hooks`,
-/// `.git/config`, `config.worktree` and `commondir` (in the git dir and the common dir it
-/// names), a `.git` file (a worktree's pointer), and `.claude/`. Only existing paths are
-/// listed: a mount can only cover what exists (docs/sandbox.md).
+/// What stays read-only in the writable root `root` (SBX-1, SBX-6), and the git
+/// directories outside it that git must write to.
+///
+/// Read-only: every place git reads a program from, in the git dir and, for a linked
+/// worktree, its common dir: `config`, `config.worktree`, `hooks/`, `commondir`, `info/`,
+/// the same in every submodule's git dir (`modules/…`) and every worktree's
+/// (`worktrees/…`, with its `gitdir` back-link), the directory `core.hooksPath` names
+/// when it lies in the root (husky's `.husky/`), a `.git` file (a worktree's pointer),
+/// and `.claude/`. Only existing paths are listed: a mount can only cover what exists
+/// (docs/sandbox.md says what covers the rest).
+///
+/// Writable git directories come only from a linked worktree whose structure git itself
+/// made and no sandboxed command can forge ([`linked_worktree`]): a `.git` file or a
+/// `commondir` a command wrote never widens a later plan (SBX-6).
 pub fn protected_paths(root: &Path) -> Protected {
     let mut out = Protected::default();
     let dot_git = root.join(".git");
-    let git_dir = match std::fs::symlink_metadata(&dot_git) {
-        Ok(meta) if meta.is_dir() => Some(dot_git.clone()),
+    let git_dirs: Vec<PathBuf> = match std::fs::symlink_metadata(&dot_git) {
+        Ok(meta) if meta.is_dir() => vec![dot_git.clone()],
         Ok(meta) if meta.is_file() => {
             out.read_only.push(dot_git.clone());
-            std::fs::read_to_string(&dot_git)
-                .ok()
-                .and_then(|text| {
-                    text.lines()
-                        .find_map(|line| line.strip_prefix("gitdir:"))
-                        .map(|dir| root.join(dir.trim()))
-                })
-                .map(|dir| lexical(&dir))
-        }
-        _ => None,
-    };
-    if let Some(git_dir) = git_dir {
-        let common = std::fs::read_to_string(git_dir.join("commondir"))
-            .ok()
-            .map(|text| lexical(&git_dir.join(text.trim())));
-        for dir in std::iter::once(&git_dir).chain(common.iter()) {
-            for name in ["hooks", "config", "config.worktree", "commondir"] {
-                let path = dir.join(name);
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    out.read_only.push(path);
+            match linked_worktree(root) {
+                Some((git_dir, common)) => {
+                    for dir in [&git_dir, &common] {
+                        if !dir.starts_with(root) {
+                            out.git_dirs.push(dir.clone());
+                        }
+                    }
+                    vec![git_dir, common]
                 }
+                None => Vec::new(),
             }
-            if !dir.starts_with(root) {
-                out.git_dirs.push(dir.clone());
-            }
+        }
+        _ => Vec::new(),
+    };
+    for git_dir in &git_dirs {
+        protect_git_dir(git_dir, 0, &mut out.read_only);
+        if let Some(hooks) = hooks_path(git_dir, root)
+            && std::fs::symlink_metadata(&hooks).is_ok()
+        {
+            out.read_only.push(hooks);
         }
     }
     let claude = root.join(".claude");
     if std::fs::symlink_metadata(&claude).is_ok() {
         out.read_only.push(claude);
     }
+    dedup(&mut out.read_only);
+    out
+}
+
+/// The files and directories of a git dir that name programs git runs, or other git
+/// dirs: in `git_dir` itself, and in each submodule's and worktree's git dir below it
+/// (submodules nest: `modules/a/modules/b`).
+fn protect_git_dir(git_dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    for name in [
+        "config",
+        "config.worktree",
+        "hooks",
+        "commondir",
+        "info",
+        "gitdir",
+    ] {
+        let path = git_dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            out.push(path);
+        }
+    }
+    if depth >= 8 {
+        return;
+    }
+    for group in ["modules", "worktrees"] {
+        let Ok(entries) = std::fs::read_dir(git_dir.join(group)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                protect_git_dir(&entry.path(), depth + 1, out);
+            }
+        }
+    }
+}
+
+/// The directory `core.hooksPath` names in `git_dir`'s `config` or `config.worktree`
+/// (both read-only to commands), made absolute against `root` as git does, if it lies
+/// inside `root`. Outside it the root's writability does not reach it.
+fn hooks_path(git_dir: &Path, root: &Path) -> Option<PathBuf> {
+    let mut found = None;
+    for name in ["config", "config.worktree"] {
+        let Ok(text) = std::fs::read_to_string(git_dir.join(name)) else {
+            continue;
+        };
+        let mut in_core = false;
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                let section = line.trim_start_matches('[').trim_end_matches(']').trim();
+                in_core = section.eq_ignore_ascii_case("core");
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            if in_core && key.trim().eq_ignore_ascii_case("hookspath") {
+                let value = value.trim().trim_matches('"');
+                found = Some(match value.strip_prefix("~/") {
+                    Some(_) => continue,
+                    None => lexical(&root.join(value)),
+                });
+            }
+        }
+    }
+    found.filter(|path| path.starts_with(root) && path != root)
+}
+
+/// A linked worktree at `root`, as `git worktree add` makes it: `root/.git` is a file
+/// `gitdir: <C>/worktrees/<name>`, that directory's `commondir` is `../..` (so `<C>` is
+/// the common dir), its `gitdir` file names `root/.git` back, and `<C>` is a git dir
+/// (`HEAD`, `objects/`, `refs/`). Returns the worktree's git dir and the common dir.
+///
+/// The back-link lies outside `root`, where no command sandboxed at `root` can write, so
+/// a `.git` file a command plants cannot name a directory the command could not already
+/// write (SBX-6). Anything else (a `gitdir:` elsewhere, a `commondir` naming another
+/// directory) is not a worktree wavesh makes writable: git may still work there, with
+/// the writes refused.
+pub fn linked_worktree(root: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dot_git = root.join(".git");
+    let text = read_small(&dot_git)?;
+    let target = text.lines().find_map(|line| line.strip_prefix("gitdir:"))?;
+    let git_dir = lexical(&root.join(target.trim()));
+    let worktrees = git_dir.parent()?;
+    if worktrees.file_name()? != "worktrees" {
+        return None;
+    }
+    let common = worktrees.parent()?.to_path_buf();
+    // The root directory is never a common dir.
+    common.parent()?;
+    let named_common = lexical(&git_dir.join(read_small(&git_dir.join("commondir"))?.trim()));
+    if named_common != common {
+        return None;
+    }
+    let back = lexical(&git_dir.join(read_small(&git_dir.join("gitdir"))?.trim()));
+    let same = |a: &Path, b: &Path| {
+        a == b
+            || matches!(
+                (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+                (Ok(x), Ok(y)) if x == y
+            )
+    };
+    if !same(&back, &dot_git) {
+        return None;
+    }
+    let is_dir = |p: PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    if std::fs::symlink_metadata(common.join("HEAD")).is_err()
+        || !is_dir(common.join("objects"))
+        || !is_dir(common.join("refs"))
+    {
+        return None;
+    }
+    Some((git_dir, common))
+}
+
+/// A small text file (a git pointer), or `None`.
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).ok()?;
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The directories to pin (SBX-6): every ancestor of each of `paths` that lies strictly
+/// inside one of `writable` (the writable root itself cannot be renamed by a command: its
+/// parent is not writable), and that exists, shortest first so that a parent is pinned
+/// before its children. Pinning a path's ancestors means no rename moves the path, or
+/// the mount over it, to another name.
+pub fn pinned_ancestors<'a>(
+    paths: impl IntoIterator<Item = &'a PathBuf>,
+    writable: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        let Some(root) = writable
+            .iter()
+            .filter(|dir| path.starts_with(dir) && path != *dir)
+            .max_by_key(|dir| dir.as_os_str().len())
+        else {
+            continue;
+        };
+        let mut ancestor = path.parent();
+        while let Some(dir) = ancestor {
+            if dir == root.as_path() || !dir.starts_with(root) {
+                break;
+            }
+            if !out.iter().any(|seen| seen == dir)
+                && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+            {
+                out.push(dir.to_path_buf());
+            }
+            ancestor = dir.parent();
+        }
+    }
+    out.sort_by_key(|dir| dir.components().count());
     out
 }
 
@@ -275,30 +436,202 @@ mod tests {
         dir
     }
 
-    #[test]
-    fn sbx_1_worktree_git_dirs_are_writable_and_their_config_is_protected() {
-        let base = temp("worktree");
+    /// A worktree as `git worktree add` makes it.
+    fn worktree(base: &Path) -> (PathBuf, PathBuf, PathBuf) {
         let main_git = base.join("main/.git");
         let wt_git = main_git.join("worktrees/wt");
         std::fs::create_dir_all(main_git.join("hooks")).unwrap();
+        std::fs::create_dir_all(main_git.join("objects")).unwrap();
+        std::fs::create_dir_all(main_git.join("refs")).unwrap();
+        std::fs::write(main_git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::create_dir_all(&wt_git).unwrap();
         std::fs::write(main_git.join("config"), "").unwrap();
         std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
         let wt = base.join("wt");
         std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(
+            wt_git.join("gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
         std::fs::write(wt.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
+        (wt, wt_git, main_git)
+    }
+
+    #[test]
+    fn sbx_1_worktree_git_dirs_are_writable_and_their_config_is_protected() {
+        let base = temp("worktree");
+        let (wt, wt_git, main_git) = worktree(&base);
         let protected = protected_paths(&wt);
         assert_eq!(
             protected.read_only,
             [
                 wt.join(".git"),
                 wt_git.join("commondir"),
-                main_git.join("hooks"),
+                wt_git.join("gitdir"),
                 main_git.join("config"),
+                main_git.join("hooks"),
             ]
         );
         assert_eq!(protected.git_dirs, [wt_git, main_git]);
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// SBX-6: a pointer a command could have written never names a writable directory:
+    /// a `.git` file aimed anywhere but at a worktree git made for this root, a
+    /// `commondir` aimed elsewhere, a back-link that names another worktree.
+    #[test]
+    fn sbx_6_planted_git_pointers_widen_nothing() {
+        let base = temp("pointers");
+        let (wt, wt_git, main_git) = worktree(&base);
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let plain = base.join("plain");
+        std::fs::create_dir_all(plain.join(".git/hooks")).unwrap();
+        type Case<'a> = (&'a str, Box<dyn Fn() + 'a>, &'a Path);
+        let cases: Vec<Case<'_>> = vec![
+            (
+                "commondir in a .git directory",
+                Box::new(|| {
+                    std::fs::write(plain.join(".git/commondir"), outside.display().to_string())
+                        .unwrap()
+                }),
+                &plain,
+            ),
+            (
+                "commondir relative",
+                Box::new(|| std::fs::write(plain.join(".git/commondir"), "../../outside").unwrap()),
+                &plain,
+            ),
+            (
+                ".git file aimed at /",
+                Box::new(|| std::fs::write(wt.join(".git"), "gitdir: /\n").unwrap()),
+                &wt,
+            ),
+            (
+                ".git file aimed at a directory outside",
+                Box::new(|| {
+                    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", outside.display()))
+                        .unwrap()
+                }),
+                &wt,
+            ),
+            (
+                "a fake worktrees/ layout outside, with no back-link",
+                Box::new(|| {
+                    let fake = outside.join("worktrees/x");
+                    std::fs::create_dir_all(&fake).unwrap();
+                    std::fs::write(fake.join("commondir"), "../..").unwrap();
+                    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", fake.display()))
+                        .unwrap();
+                }),
+                &wt,
+            ),
+            (
+                "the worktree's commondir aimed elsewhere",
+                Box::new(|| {
+                    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", wt_git.display()))
+                        .unwrap();
+                    std::fs::write(wt_git.join("commondir"), outside.display().to_string())
+                        .unwrap();
+                }),
+                &wt,
+            ),
+            (
+                "a back-link naming another worktree",
+                Box::new(|| {
+                    std::fs::write(wt_git.join("commondir"), "../..").unwrap();
+                    std::fs::write(wt_git.join("gitdir"), "/elsewhere/.git").unwrap();
+                }),
+                &wt,
+            ),
+        ];
+        for (name, plant, root) in cases {
+            plant();
+            let protected = protected_paths(root);
+            assert!(
+                protected.git_dirs.is_empty(),
+                "{name}: {:?}",
+                protected.git_dirs
+            );
+        }
+        // The planted commondir is itself protected once it exists.
+        assert!(
+            protected_paths(&plain)
+                .read_only
+                .contains(&plain.join(".git/commondir"))
+        );
+        let _ = main_git;
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Every git code location below the git dir: submodules' and worktrees' config and
+    /// hooks, nested, and the `core.hooksPath` directory in the root.
+    #[test]
+    fn sbx_6_every_git_code_location_is_protected() {
+        let ws = temp("codeloc");
+        let git = ws.join(".git");
+        for dir in [
+            "hooks",
+            "info",
+            "modules/lib/hooks",
+            "modules/lib/modules/inner/hooks",
+            "worktrees/other",
+        ] {
+            std::fs::create_dir_all(git.join(dir)).unwrap();
+        }
+        std::fs::write(
+            git.join("config"),
+            "[core]\n\tbare = false\n\thooksPath = .husky/_\n",
+        )
+        .unwrap();
+        std::fs::write(git.join("modules/lib/config"), "").unwrap();
+        std::fs::write(git.join("modules/lib/modules/inner/config"), "").unwrap();
+        std::fs::write(git.join("worktrees/other/config.worktree"), "").unwrap();
+        std::fs::write(git.join("worktrees/other/commondir"), "../..").unwrap();
+        std::fs::write(git.join("worktrees/other/gitdir"), "/x/.git").unwrap();
+        std::fs::create_dir_all(ws.join(".husky/_")).unwrap();
+        let read_only = protected_paths(&ws).read_only;
+        for path in [
+            ".git/config",
+            ".git/hooks",
+            ".git/info",
+            ".git/modules/lib/config",
+            ".git/modules/lib/hooks",
+            ".git/modules/lib/modules/inner/config",
+            ".git/modules/lib/modules/inner/hooks",
+            ".git/worktrees/other/config.worktree",
+            ".git/worktrees/other/commondir",
+            ".git/worktrees/other/gitdir",
+            ".husky/_",
+        ] {
+            assert!(read_only.contains(&ws.join(path)), "{path}: {read_only:?}");
+        }
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn sbx_6_pinned_ancestors_lie_strictly_inside_the_root() {
+        let ws = temp("pins");
+        std::fs::create_dir_all(ws.join("home/.config/gh")).unwrap();
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        let paths = [
+            ws.join("home/.config/gh/hosts.yml"),
+            ws.join(".git/hooks"),
+            ws.join(".claude"),
+            PathBuf::from("/elsewhere/x/y"),
+        ];
+        let pins = pinned_ancestors(&paths, std::slice::from_ref(&ws));
+        assert_eq!(
+            pins,
+            [
+                ws.join("home"),
+                ws.join(".git"),
+                ws.join("home/.config"),
+                ws.join("home/.config/gh"),
+            ]
+        );
+        std::fs::remove_dir_all(&ws).unwrap();
     }
 
     #[test]
