@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,7 +58,13 @@ def servers(wavesh, rivals, workspace):
 
 
 async def main(wavesh, rivals, runs):
+    # A workspace as an agent's is: a git repository with a commit.
     workspace = tempfile.mkdtemp(prefix="wavesh-rivals-")
+    with open(os.path.join(workspace, "README.md"), "w") as f:
+        f.write("bench\n")
+    for args in (["init", "-q"], ["add", "README.md"],
+                 ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=workspace, check=True)
     async with contextlib.AsyncExitStack() as stack:
         sessions = []
         for name, params, tool, arguments in servers(wavesh, rivals, workspace):
@@ -74,8 +81,10 @@ async def main(wavesh, rivals, runs):
         for _ in range(runs):
             for name, session, tool, arguments, times in sessions:
                 start = time.perf_counter()
-                await session.call_tool(tool, arguments)
+                result = await session.call_tool(tool, arguments)
                 times.append((time.perf_counter() - start) * 1000)
+                if result.is_error:
+                    raise SystemExit(f"{name}: {tool} failed: {result}")
     base = statistics.median(sessions[0][4])
     print(f"runs: {runs} calls each, interleaved")
     for name, _, _, _, times in sessions:

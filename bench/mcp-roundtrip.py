@@ -60,17 +60,35 @@ async def over_http(binary, workspace):
         server.wait()
 
 
+def git_workspace(prefix):
+    """A workspace as an agent's is: a git repository with a commit."""
+    workspace = tempfile.mkdtemp(prefix=prefix)
+    with open(os.path.join(workspace, "README.md"), "w") as f:
+        f.write("bench\n")
+    for args in (["init", "-q"], ["add", "README.md"],
+                 ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=workspace, check=True)
+    return workspace
+
+
+def succeeded(result):
+    """A call that failed would be timed as a fast one: stop instead."""
+    if result.is_error:
+        raise SystemExit(f"the Bash call failed: {result}")
+
+
 async def measure(connect, binary, runs):
-    workspace = tempfile.mkdtemp(prefix="wavesh-bench-")
+    workspace = git_workspace("wavesh-bench-")
     mcp_times, bash_times = [], []
     async with connect(binary, workspace) as session:
         await session.initialize()
         for _ in range(10):
-            await session.call_tool("Bash", {"command": "true"})
+            succeeded(await session.call_tool("Bash", {"command": "true"}))
         for _ in range(runs):
             start = time.perf_counter()
-            await session.call_tool("Bash", {"command": "true"})
+            result = await session.call_tool("Bash", {"command": "true"})
             mcp_times.append((time.perf_counter() - start) * 1000)
+            succeeded(result)
             start = time.perf_counter()
             subprocess.run(["bash", "-c", "true"], stdin=subprocess.DEVNULL, check=True)
             bash_times.append((time.perf_counter() - start) * 1000)

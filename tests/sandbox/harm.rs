@@ -25,6 +25,9 @@ fn corpus() -> Vec<String> {
         .collect()
 }
 
+/// The share of the corpus that must really run (its program found and started).
+const MIN_RAN_PERCENT: usize = 90;
+
 #[tokio::test]
 async fn sbx_harm_property_over_the_must_not_corpus() {
     if !enforced_or_skip(Level::ReadOnly) {
@@ -48,6 +51,11 @@ async fn sbx_harm_property_over_the_must_not_corpus() {
         config.default_timeout_ms = 1_500;
     });
     let before = f.snapshot();
+    // The commands whose program the shell found and ran: a corpus of commands that
+    // fail before they start (not installed, not executable, a tool error) proves
+    // nothing about the sandbox.
+    let mut ran = 0usize;
+    let mut not_run = Vec::new();
     for command in &commands {
         // Aim the corpus's network commands at the loopback listener.
         let command = command
@@ -57,8 +65,18 @@ async fn sbx_harm_property_over_the_must_not_corpus() {
             .bash(BashInput::new(&command), &CallContext::default())
             .await
         {
-            Ok(result) => result.text,
-            Err(error) => error.to_string(),
+            Ok(result) => {
+                if matches!(result.exit_code, Some(126 | 127)) {
+                    not_run.push(format!("{command}: {}", result.text));
+                } else {
+                    ran += 1;
+                }
+                result.text
+            }
+            Err(error) => {
+                not_run.push(format!("{command}: {error}"));
+                error.to_string()
+            }
         };
         assert!(
             !text.contains(&f.marker),
@@ -67,6 +85,17 @@ async fn sbx_harm_property_over_the_must_not_corpus() {
         assert_eq!(f.snapshot(), before, "{command}: changed files: {text}");
     }
     session.shutdown().await;
+    println!(
+        "harm property: {ran} of {} commands ran at read-only; not run:\n{}",
+        commands.len(),
+        not_run.join("\n")
+    );
+    assert!(
+        ran * 100 >= commands.len() * MIN_RAN_PERCENT,
+        "only {ran} of {} corpus commands ran (at least {MIN_RAN_PERCENT} % must); not run:\n{}",
+        commands.len(),
+        not_run.join("\n")
+    );
     assert!(
         tcp.accept().is_err(),
         "a corpus command reached the TCP listener"

@@ -57,8 +57,31 @@ async fn main() {
     // A fresh workspace of its own, as a project directory is: the system temporary
     // directory itself changes all the time on a shared machine, and the sandbox lists
     // the workspace again whenever it changed.
+    // A git repository with a commit, as an agent's workspace is: the sandbox protects
+    // `.git` and the tool reads git's state, which an empty directory would leave out.
     let workspace = std::env::temp_dir().join(format!("wavesh-bench-{}", std::process::id()));
     std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("README.md"), "bench\n").unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["add", "README.md"],
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "commit",
+            "-qm",
+            "init",
+        ],
+    ] {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&workspace)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
     // Unsandboxed: `true` is read-only and would otherwise run at `read-only`.
     let unsandboxed = ToolConfig {
         sandbox: SandboxSettings {
