@@ -220,3 +220,114 @@ fn sbx_6_planted_settings_only_tighten_the_next_session() {
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!std::path::Path::new("/wavesh-escaped-root").exists());
 }
+
+/// A helper process of the test's own, started with `script` (Python), that prints one
+/// line (what it made) and lives until the test ends it.
+struct Holder(std::process::Child, String);
+
+impl Holder {
+    fn start(script: &str) -> Holder {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        Holder(child, line.trim().to_owned())
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// SBX-7: nothing else of the machine. Another process's 0600 SysV shared memory, another
+/// terminal's `/dev/pts/N`, a named unix socket reached through a datagram socketpair,
+/// and any capability (as root: `mknod`, reading past file modes) are out of reach.
+/// The IPC namespace and the devpts of its own come with process isolation (the
+/// supervisor's; a direct spawn says it lacks it); the rest holds in every
+/// configuration.
+#[tokio::test]
+async fn sbx_7_nothing_else_of_the_machine() {
+    let f = Fixture::new();
+    let marker = f.marker.clone();
+    let shm = Holder::start(&format!(
+        "import ctypes, sys, time\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.shmat.restype = ctypes.c_void_p\n\
+         sid = libc.shmget(0, 4096, 0o1600)\n\
+         assert sid >= 0, ctypes.get_errno()\n\
+         addr = libc.shmat(sid, None, 0)\n\
+         ctypes.memmove(addr, b'{marker}-shm', {len})\n\
+         print(sid, flush=True)\n\
+         time.sleep(600)",
+        len = marker.len() + 4
+    ));
+    let tty = Holder::start(
+        "import os, pty, time\nm, s = pty.openpty()\nprint(os.ttyname(s), flush=True)\ntime.sleep(600)",
+    );
+    let socket_path = f.outside.join("listener.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&socket_path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let (shmid, pts) = (shm.1.clone(), tty.1.clone());
+    let sock = socket_path.display().to_string();
+    let isolated = crate::isolation_or_skip();
+    for (level, supervised) in configurations() {
+        if !enforced_or_skip(level) {
+            continue;
+        }
+        let session = f.session(level, supervised);
+        let mut attacks = vec![
+            (
+                "datagram socketpair to a named socket",
+                format!(
+                    "python3 -c \"import socket\na, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\na.sendto(b'ESCAPED', '{sock}')\nprint('ESCAPED sent')\" 2>&1; true"
+                ),
+            ),
+            (
+                "capabilities",
+                "grep -E '^Cap(Eff|Prm|Bnd|Amb):' /proc/self/status | grep -v ':\t0000000000000000$' | sed 's/^/ESCAPED /'; \
+                 { mknod dev-null c 1 3 && echo ESCAPED mknod; } 2>&1; true"
+                    .to_owned(),
+            ),
+        ];
+        if supervised && isolated {
+            attacks.push((
+                "another process's SysV shared memory",
+                format!(
+                    "python3 -c \"import ctypes\nl = ctypes.CDLL(None, use_errno=True)\nl.shmat.restype = ctypes.c_void_p\na = l.shmat({shmid}, None, 0)\nprint('ESCAPED' + ctypes.string_at(a, 40).decode(errors='replace') if a not in (None, 2**64 - 1) else 'refused')\" 2>&1; \
+                     ipcs -m | grep -w {shmid} | sed 's/^/ESCAPED listed /'; true"
+                ),
+            ));
+            attacks.push((
+                "another terminal",
+                format!(
+                    "{{ stty -F {pts} -echo && echo ESCAPED stty; }} 2>&1; {{ timeout 1 cat {pts} >/dev/null && echo ESCAPED read; }} 2>&1; ls /dev/pts | grep -vx ptmx | sed 's/^/ESCAPED listed /'; true"
+                ),
+            ));
+        }
+        for (name, command) in attacks {
+            let result = f.run(&session, &command).await;
+            assert!(
+                !result.text.contains("ESCAPED") && !result.text.contains(&marker),
+                "{name} ({level}, supervised={supervised}): {}",
+                result.text
+            );
+        }
+        session.shutdown().await;
+        let mut buf = [0u8; 64];
+        assert!(
+            listener.recv(&mut buf).is_err(),
+            "{level} supervised={supervised}: a datagram reached the listener"
+        );
+    }
+    drop((shm, tty));
+}

@@ -606,14 +606,33 @@ fn compile(which: Filter) -> Result<BpfProgram, seccompiler::BackendError> {
         ],
     };
     rules.insert(libc::SYS_socket, socket_rules);
+    // A socketpair is a pipe between the command's own processes: unix, and connected
+    // for good. A datagram pair can `connect` or `sendto` a named unix socket outside
+    // (SBX-7); a stream or seqpacket pair is connected to its peer, where the kernel
+    // refuses another `connect` (EISCONN) and ignores a `sendto` address. Rust's
+    // `Command` passes a pidfd over a seqpacket pair, so cargo needs that kind.
     rules.insert(
         libc::SYS_socketpair,
-        vec![SeccompRule::new(vec![cond(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])?],
+        vec![
+            SeccompRule::new(vec![cond(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )?])?,
+            SeccompRule::new(vec![cond(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(0xf),
+                libc::SOCK_DGRAM as u64,
+            )?])?,
+            SeccompRule::new(vec![cond(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(0xf),
+                libc::SOCK_RAW as u64,
+            )?])?,
+        ],
     );
     let ioctl_rules = vec![
         SeccompRule::new(vec![cond(
@@ -731,6 +750,7 @@ impl ChildSandbox {
                     apply_mount(op)?;
                 }
             }
+            drop_capabilities()?;
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(errno());
             }
@@ -813,9 +833,11 @@ impl ChildSandbox {
                     })?;
             }
         }
-        // SAFETY: unshare(2) on this single-threaded process.
-        if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-            return Err(fail("a mount namespace"));
+        // SAFETY: unshare(2) on this single-threaded process. An IPC namespace of its
+        // own: no other process's SysV shared memory, semaphores or message queues, nor
+        // POSIX message queues (SBX-7).
+        if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWIPC) } != 0 {
+            return Err(fail("a mount and IPC namespace"));
         }
         let host_proc = rustix::fs::open(
             "/proc",
@@ -846,6 +868,30 @@ impl ChildSandbox {
             ) != 0
             {
                 return Err(fail("mounting /proc"));
+            }
+            // Terminals of the command's own: a new devpts instance, so no other
+            // terminal's `/dev/pts/N` can be opened to read what is typed there or to
+            // turn its echo off (SBX-7).
+            if libc::mount(
+                c"devpts".as_ptr(),
+                c"/dev/pts".as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+            ) != 0
+            {
+                return Err(fail("mounting a devpts of its own"));
+            }
+            if libc::mount(
+                c"/dev/pts/ptmx".as_ptr(),
+                c"/dev/ptmx".as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) != 0
+                && errno() != libc::ENOENT
+            {
+                return Err(fail("binding its /dev/pts/ptmx"));
             }
             // A `/dev/shm` of the command's own (POSIX semaphores and shared memory:
             // Python's multiprocessing, browsers): writable, and gone with the command.
@@ -959,9 +1005,9 @@ impl ChildSandbox {
         // SAFETY: system calls on C strings owned by `self`.
         unsafe {
             let flags = if self.userns.is_some() {
-                libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC
             } else {
-                libc::CLONE_NEWNS
+                libc::CLONE_NEWNS | libc::CLONE_NEWIPC
             };
             if libc::unshare(flags) != 0 {
                 return Err(errno());
@@ -1091,6 +1137,82 @@ unsafe fn apply_mount(op: &MountOp) -> Result<(), i32> {
     // A path gone since the plan was made has nothing left to protect.
     if rc != 0 && errno() != libc::ENOENT {
         return Err(errno());
+    }
+    Ok(())
+}
+
+/// Leaves the calling process no capability, for good (SBX-7): root's too, so that a
+/// command run as root cannot `mknod`, `perf_event_open` a stranger, watch other
+/// processes' opens with fanotify, or read past file modes. The securebits are locked
+/// first (root gains nothing back on `exec` or `setuid`), then the bounding set is
+/// emptied, the ambient set cleared and the effective, permitted and inheritable sets
+/// zeroed. A process without CAP_SETPCAP (not root) cannot change its securebits or
+/// bounding set, and has no capability to lose there; the final `capset` to nothing is
+/// always allowed, and its failure is the error. System calls only: it runs between
+/// `fork` and `exec`.
+#[allow(unsafe_code)]
+fn drop_capabilities() -> Result<(), i32> {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
+    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
+    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
+    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
+    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    // SAFETY: prctl and capset with integer arguments and structs of the kernel's layout
+    // on the stack.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_SECUREBITS,
+            SECBIT_NOROOT
+                | SECBIT_NOROOT_LOCKED
+                | SECBIT_NO_SETUID_FIXUP
+                | SECBIT_NO_SETUID_FIXUP_LOCKED
+                | SECBIT_KEEP_CAPS_LOCKED
+                | SECBIT_NO_CAP_AMBIENT_RAISE
+                | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+            0,
+            0,
+            0,
+        );
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno() == libc::EINVAL {
+                // Past the last capability this kernel knows.
+                break;
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let header = Header {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
+            return Err(errno());
+        }
     }
     Ok(())
 }

@@ -176,7 +176,7 @@ impl Guarantee {
             Guarantee::Signals | Guarantee::AbstractSockets => "Landlock ABI 6 (Linux 6.12)",
             Guarantee::ProtectedPaths => "a mount namespace (root or user namespaces)",
             Guarantee::OtherProcesses => {
-                "a PID namespace with its own /proc, made by the supervisor (root)"
+                "a PID namespace with its own /proc, an IPC namespace and a devpts of its own, made by the supervisor (root or user namespaces)"
             }
             Guarantee::FileMetadata => {
                 "read-only mounts in the command's own mount namespace, made by the supervisor (root, Linux 5.12)"
