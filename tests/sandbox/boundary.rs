@@ -331,3 +331,80 @@ async fn sbx_7_nothing_else_of_the_machine() {
     }
     drop((shm, tty));
 }
+
+/// A home inside a writable root (a workspace started in `~`, `--add-dir ~`): what a
+/// shell, git, ssh or an agent outside the sandbox later runs or obeys stays read-only,
+/// and the session does not run the login probe over files a sandboxed command could
+/// have written (SBX-6).
+#[tokio::test]
+async fn sbx_6_a_writable_home_keeps_its_start_up_files() {
+    let files = [
+        ".bashrc",
+        ".profile",
+        ".zshrc",
+        ".gitconfig",
+        ".config/git/config",
+        ".claude/settings.json",
+    ];
+    for supervised in workspace_write() {
+        let f = Fixture::new();
+        for name in files {
+            write(&f.home.join(name), "# the user's\n");
+        }
+        let session = f.session_with(Level::WorkspaceWrite, supervised, |config| {
+            config.sandbox.allow_write = vec![f.home.clone()];
+        });
+        for name in files {
+            let path = f.home.join(name);
+            let command = format!(
+                "{{ echo 'echo ESCAPED' >> {0} && echo ESCAPED appended; }} 2>&1; \
+                 {{ mv {0} {0}.x && echo ESCAPED moved; }} 2>&1; \
+                 {{ rm -f {0} && [ ! -e {0} ] && echo ESCAPED removed; }} 2>&1; true",
+                path.display()
+            );
+            let result = f.run(&session, &command).await;
+            assert!(
+                !result.text.contains("ESCAPED"),
+                "{name} (supervised={supervised}): {}",
+                result.text
+            );
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                "# the user's\n",
+                "{name} (supervised={supervised})"
+            );
+        }
+        // Other files of the home stay writable: that is what --add-dir ~ asks for.
+        let other = f
+            .run(&session, "echo ok > ~/notes.txt && cat ~/notes.txt")
+            .await;
+        assert_eq!(other.text, "ok", "supervised={supervised}");
+        session.shutdown().await;
+    }
+}
+
+/// The login probe is not run for a session whose sandboxed commands may write the home;
+/// the first result says so.
+#[tokio::test]
+async fn sbx_6_no_login_probe_over_a_writable_home() {
+    let f = Fixture::new();
+    let mut config = wavesh_tool::ToolConfig::default();
+    config.sandbox.level = Level::WorkspaceWrite;
+    config.sandbox.allow_write = vec![f.home.clone()];
+    let session = wavesh_tool::Session::builder(&f.ws)
+        .private_base(&f.private)
+        .home(&f.home)
+        .config(config)
+        .build()
+        .unwrap();
+    let result = f.run(&session, "echo ran").await;
+    assert!(result.text.contains("ran"), "{}", result.text);
+    assert!(
+        result
+            .text
+            .contains("The login shell's environment was not read"),
+        "{}",
+        result.text
+    );
+    session.shutdown().await;
+}

@@ -469,6 +469,7 @@ impl SessionBuilder {
             secrets: sandbox.secrets(home.as_deref()),
             env: sandbox.env_filter(),
             strict: sandbox.strict,
+            home,
         }
     }
 
@@ -530,7 +531,20 @@ impl SessionBuilder {
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
-        executor.set_sandbox(self.sandbox_config(&config, &root, dir_path.as_path()));
+        let sandbox_config = self.sandbox_config(&config, &root, dir_path.as_path());
+        // The login probe runs the home's start-up files outside any sandbox: never where
+        // a sandboxed command of this session could write them (SBX-6).
+        let writable_home = config.sandbox.level.is_sandboxed()
+            && sandbox_config.home.as_deref().is_some_and(|home| {
+                let writable: Vec<PathBuf> = sandbox_config
+                    .roots
+                    .iter()
+                    .chain(&sandbox_config.extra_writable)
+                    .cloned()
+                    .collect();
+                wavesh_exec::sandbox::home_is_writable(home, &writable)
+            });
+        executor.set_sandbox(sandbox_config);
         if let Some(home) = &self.home {
             executor.set_env("HOME", Some(home.clone().into_os_string()));
         }
@@ -564,18 +578,29 @@ impl SessionBuilder {
             config,
             expired: Mutex::default(),
             descriptions: Mutex::default(),
-            pending_note: Mutex::new(match &selection {
-                ShellSelection::Fallback { was } => {
-                    Some(shell_state::fallback_note(was, shell_path.as_path()))
+            pending_note: Mutex::new(
+                match &selection {
+                    ShellSelection::Fallback { was } => {
+                        Some(shell_state::fallback_note(was, shell_path.as_path()))
+                    }
+                    _ => None,
                 }
-                _ => None,
-            }),
+                .or_else(|| {
+                    (writable_home && !matches!(self.login_env, LoginEnvChoice::Off)).then(|| {
+                        "The login shell's environment was not read: the home directory is \
+                         writable by sandboxed commands, so its start-up files could have been \
+                         written by one. Commands get wavesh's own environment."
+                            .to_owned()
+                    })
+                }),
+            ),
             selection,
             read_state: self.read_state.clone(),
             permissions: RwLock::new(Arc::clone(&self.permissions)),
             home: self.home.clone().or_else(home_dir).unwrap_or_default(),
             login_env: match &self.login_env {
                 LoginEnvChoice::Off => None,
+                _ if writable_home => None,
                 LoginEnvChoice::Handle(handle, budget) => Some((handle.clone(), *budget)),
                 LoginEnvChoice::Process => Some((
                     wavesh_env::start(),

@@ -36,7 +36,9 @@ pub use env::{EnvFilter, Scrubbed, mask_file, mask_scrubbed};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
-pub use plan::{CommandFiles, Plan, protected_paths};
+pub use plan::{
+    CommandFiles, HOME_START_UP, Plan, home_is_writable, home_start_up_files, protected_paths,
+};
 
 /// How much a command may do (SBX-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -123,6 +125,9 @@ pub struct SandboxConfig {
     /// Refuse to run a sandboxed command when a guarantee is missing on this machine,
     /// instead of running it with the rest (Claude Code's `failIfUnavailable`).
     pub strict: bool,
+    /// The user's home: where it lies inside a writable directory, its start-up files
+    /// stay read-only (SBX-6).
+    pub home: Option<PathBuf>,
 }
 
 /// One promise of the sandbox, named so a missing one can be reported (SBX-5).

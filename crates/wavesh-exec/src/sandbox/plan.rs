@@ -61,6 +61,9 @@ impl Plan {
                 read_only.extend(protected.read_only);
                 writable_dirs.push(root);
             }
+            if let Some(home) = &config.home {
+                read_only.extend(home_start_up_files(home, &writable_dirs));
+            }
             for path in config.state_dirs.iter().chain(&config.extra_read_only) {
                 let path = lexical(path);
                 if writable_dirs.iter().any(|dir| path.starts_with(dir)) && path.exists() {
@@ -297,6 +300,51 @@ fn read_small(path: &Path) -> Option<String> {
     let mut text = String::new();
     file.take(4096).read_to_string(&mut text).ok()?;
     Some(text)
+}
+
+/// The files in a home that something outside the sandbox runs or obeys later: the
+/// shells' start-up files (the login probe runs them, and so does every terminal the
+/// user opens), git's and ssh's configuration, and the agents' own settings and hooks.
+pub const HOME_START_UP: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshenv",
+    ".zprofile",
+    ".zshrc",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
+    ".inputrc",
+    ".gitconfig",
+    ".config/git",
+    ".ssh/config",
+    ".claude",
+    ".codex",
+    ".config/wavesh",
+];
+
+/// The existing [`HOME_START_UP`] files of `home`, when `home` lies inside one of
+/// `writable` (a workspace started in `~`, `--add-dir ~`): they stay read-only (SBX-6).
+pub fn home_start_up_files(home: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
+    let home = lexical(home);
+    if !writable.iter().any(|dir| home.starts_with(dir)) {
+        return Vec::new();
+    }
+    HOME_START_UP
+        .iter()
+        .map(|name| home.join(name))
+        .filter(|path| std::fs::symlink_metadata(path).is_ok())
+        .collect()
+}
+
+/// Whether `home` lies inside one of `writable`: then a sandboxed command could write
+/// the start-up files a login shell runs.
+pub fn home_is_writable(home: &Path, writable: &[PathBuf]) -> bool {
+    let home = lexical(home);
+    writable.iter().any(|dir| home.starts_with(lexical(dir)))
 }
 
 /// The directories to pin (SBX-6): every ancestor of each of `paths` that lies strictly
