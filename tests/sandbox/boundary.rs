@@ -408,3 +408,68 @@ async fn sbx_6_no_login_probe_over_a_writable_home() {
     );
     session.shutdown().await;
 }
+
+/// Secrets outside the fixed places (SBX-2): where a tool's variable moves them
+/// (`XDG_CONFIG_HOME`, `CARGO_HOME`, `DOCKER_CONFIG`, `KUBECONFIG`, `GNUPGHOME`,
+/// `AWS_SHARED_CREDENTIALS_FILE`), the places the list lacked, and names in another case
+/// (`SERVER.KEY`, `.ENV`, `Id_Rsa.PEM`), at both levels, through `wavesh run`.
+#[test]
+fn sbx_2_secrets_moved_renamed_or_newly_listed_stay_hidden() {
+    if !enforced_or_skip(Level::ReadOnly) {
+        return;
+    }
+    let ws = crate::util::Workspace::new();
+    let base = ws.root.parent().unwrap().to_path_buf();
+    let home = base.join("home");
+    let marker = format!("MARKER{}", crate::util::digit_marker());
+    let plant = |path: &std::path::Path| write(path, &format!("{marker}-{}\n", path.display()));
+    let moved = [
+        ("XDG_CONFIG_HOME", base.join("xdg"), "gh/hosts.yml"),
+        ("CARGO_HOME", base.join("cargo"), "credentials.toml"),
+        ("DOCKER_CONFIG", base.join("docker"), "config.json"),
+        ("GNUPGHOME", base.join("gnupg"), "private-keys-v1.d/k.key"),
+    ];
+    let mut files = Vec::new();
+    for (_, dir, file) in &moved {
+        files.push(dir.join(file));
+    }
+    let kube = base.join("kube/cluster.yaml");
+    let aws = base.join("aws/creds");
+    files.extend([kube.clone(), aws.clone()]);
+    for listed in [
+        ".config/containers/auth.json",
+        ".databrickscfg",
+        ".pulumi/credentials.json",
+        ".android/adbkey",
+    ] {
+        files.push(home.join(listed));
+    }
+    for name in ["SERVER.KEY", ".ENV", "Id_Rsa.PEM", ".Env.Production"] {
+        files.push(ws.root.join("deep/er").join(name));
+    }
+    for file in &files {
+        plant(file);
+    }
+    let command = files
+        .iter()
+        .map(|f| format!("cat '{}'", f.display()))
+        .collect::<Vec<_>>()
+        .join("; ")
+        + "; grep -r MARKER . ; true";
+    for level in ["read-only", "workspace-write"] {
+        let mut run = ws.wavesh();
+        run.env("HOME", &home)
+            .env("KUBECONFIG", &kube)
+            .env("AWS_SHARED_CREDENTIALS_FILE", &aws);
+        for (var, dir, _) in &moved {
+            run.env(var, dir);
+        }
+        run.args(["run", "--sandbox", level, "--", &command]);
+        let out = crate::util::Run::of(run);
+        let text = format!("{}{}", out.stdout(), out.stderr());
+        assert!(
+            !text.contains(&marker),
+            "{level}: a secret was read:\n{text}"
+        );
+    }
+}

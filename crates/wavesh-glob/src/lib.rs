@@ -52,6 +52,13 @@ pub fn fnmatch(pattern: &str, name: &str) -> bool {
     }
 }
 
+/// [`fnmatch`] with ASCII letters matched whatever their case: how secret names are
+/// matched (`SERVER.KEY`, `.ENV` and `Id_Rsa` are the secrets `*.key`, `.env` and
+/// `id_rsa` name, and on a case-insensitive file system they are the same file).
+pub fn fnmatch_fold(pattern: &str, name: &str) -> bool {
+    fnmatch(&pattern.to_ascii_lowercase(), &name.to_ascii_lowercase())
+}
+
 /// The bracket expression at the start of `p`: whether it matches `c` and its length;
 /// `None` when it does not close.
 fn class(p: &[char], c: char) -> Option<(bool, usize)> {

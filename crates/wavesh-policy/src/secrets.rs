@@ -129,11 +129,13 @@ fn normal_components(path: &Path) -> Vec<&str> {
 /// Whether the file name `name` is a secret wherever it is.
 pub fn is_secret_name(name: &str) -> bool {
     let list = secret_patterns();
+    // Names match whatever their case: `SERVER.KEY` is a `*.key`, `.ENV` a `.env`.
+    let fold = wavesh_glob::fnmatch_fold;
     list.iter()
-        .any(|p| p.kind == SecretKind::Name && glob_match(p.pattern, name))
+        .any(|p| p.kind == SecretKind::Name && fold(p.pattern, name))
         && !list
             .iter()
-            .any(|p| p.kind == SecretKind::NotName && glob_match(p.pattern, name))
+            .any(|p| p.kind == SecretKind::NotName && fold(p.pattern, name))
 }
 
 /// The pattern that makes the absolute, normalised `path` a secret, if one does.
@@ -145,7 +147,7 @@ pub fn secret_match(path: &Path, home: &Path) -> Option<&'static SecretPattern> 
     {
         return list
             .iter()
-            .find(|p| p.kind == SecretKind::Name && glob_match(p.pattern, name));
+            .find(|p| p.kind == SecretKind::Name && wavesh_glob::fnmatch_fold(p.pattern, name));
     }
     let inside_home = (!home.as_os_str().is_empty())
         .then(|| path.strip_prefix(home).ok())

@@ -87,17 +87,40 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
-    /// The secret list with `~` expanded to `home`.
+    /// The secret list with `~` expanded to `home`, and every home entry also where this
+    /// process's environment relocates it ([`RELOCATIONS`]) and under the user's home
+    /// from the user database when that differs from `home` (SBX-2).
     pub fn secrets(&self, home: Option<&Path>) -> SecretList {
+        let passwd_home = wavesh_exec::sandbox::passwd_home();
+        self.secrets_with(home, passwd_home.as_deref(), &|name| std::env::var_os(name))
+    }
+
+    /// [`SandboxSettings::secrets`] with the user database's home and the environment
+    /// given.
+    pub fn secrets_with(
+        &self,
+        home: Option<&Path>,
+        passwd_home: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> SecretList {
+        let mut paths = Vec::new();
+        for path in &self.secret_paths {
+            let Some(rest) = path.strip_prefix("~/") else {
+                paths.push(PathBuf::from(path));
+                continue;
+            };
+            for base in home
+                .into_iter()
+                .chain(passwd_home.filter(|p| Some(*p) != home))
+            {
+                paths.push(base.join(rest));
+            }
+            paths.extend(relocated(rest, env));
+        }
+        let mut seen = std::collections::HashSet::new();
+        paths.retain(|p| seen.insert(p.clone()));
         SecretList {
-            paths: self
-                .secret_paths
-                .iter()
-                .filter_map(|path| match path.strip_prefix("~/") {
-                    Some(rest) => home.map(|home| home.join(rest)),
-                    None => Some(PathBuf::from(path)),
-                })
-                .collect(),
+            paths,
             names: self.secret_names.clone(),
         }
     }
@@ -246,6 +269,74 @@ impl SandboxSettings {
         }
         Ok(ignored)
     }
+}
+
+/// How a variable relocates a home entry: it names the directory that stands for the
+/// prefix, or the file (files, `:`-separated) that stand for the whole entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relocation {
+    /// The variable names a directory in place of the prefix.
+    Dir,
+    /// The variable names files in place of the entry.
+    Files,
+}
+
+/// The variables that move a home entry elsewhere: (prefix of the entry under the home,
+/// variable, how). A secret the sandbox hides under `~/.config` is hidden under
+/// `$XDG_CONFIG_HOME` too, `~/.cargo/credentials.toml` under `$CARGO_HOME`, and so on.
+pub const RELOCATIONS: &[(&str, &str, Relocation)] = &[
+    (".config", "XDG_CONFIG_HOME", Relocation::Dir),
+    (".local/share", "XDG_DATA_HOME", Relocation::Dir),
+    (".local/state", "XDG_STATE_HOME", Relocation::Dir),
+    (".cache", "XDG_CACHE_HOME", Relocation::Dir),
+    (".cargo", "CARGO_HOME", Relocation::Dir),
+    (".docker", "DOCKER_CONFIG", Relocation::Dir),
+    (".gnupg", "GNUPGHOME", Relocation::Dir),
+    (".password-store", "PASSWORD_STORE_DIR", Relocation::Dir),
+    (".azure", "AZURE_CONFIG_DIR", Relocation::Dir),
+    (".config/gcloud", "CLOUDSDK_CONFIG", Relocation::Dir),
+    (".config/gh", "GH_CONFIG_DIR", Relocation::Dir),
+    (".kube", "KUBECONFIG", Relocation::Files),
+    (".aws", "AWS_SHARED_CREDENTIALS_FILE", Relocation::Files),
+    (".aws", "AWS_CONFIG_FILE", Relocation::Files),
+    (".npmrc", "NPM_CONFIG_USERCONFIG", Relocation::Files),
+    (".npmrc", "npm_config_userconfig", Relocation::Files),
+    (".netrc", "NETRC", Relocation::Files),
+    (".terraformrc", "TF_CLI_CONFIG_FILE", Relocation::Files),
+    (
+        ".config/rclone/rclone.conf",
+        "RCLONE_CONFIG",
+        Relocation::Files,
+    ),
+    (".vault-token", "VAULT_TOKEN_FILE", Relocation::Files),
+];
+
+/// Where the variables of [`RELOCATIONS`] put the home entry `rest` (relative to the
+/// home). Only absolute values count: a relative one names nothing fixed.
+fn relocated(rest: &str, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (prefix, var, how) in RELOCATIONS {
+        let tail = if rest == *prefix {
+            Some("")
+        } else {
+            rest.strip_prefix(prefix).and_then(|t| t.strip_prefix('/'))
+        };
+        let (Some(tail), Some(value)) = (tail, env(var)) else {
+            continue;
+        };
+        match how {
+            Relocation::Dir => {
+                let dir = PathBuf::from(&value);
+                if dir.is_absolute() {
+                    out.push(if tail.is_empty() { dir } else { dir.join(tail) });
+                }
+            }
+            Relocation::Files => {
+                out.extend(std::env::split_paths(&value).filter(|file| file.is_absolute()))
+            }
+        }
+    }
+    out
 }
 
 fn strings(
@@ -474,6 +565,41 @@ mod tests {
         ));
         assert!(!inside_any(&base.join("other.json"), &[ws]));
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// SBX-2: a secret moved by its tool's variable, or under the home the user database
+    /// names, is as secret as at its default place.
+    #[test]
+    fn sbx_2_relocated_secrets_are_secrets() {
+        let settings = SandboxSettings::default();
+        let env = |name: &str| -> Option<std::ffi::OsString> {
+            match name {
+                "XDG_CONFIG_HOME" => Some("/x/conf".into()),
+                "CARGO_HOME" => Some("/x/cargo".into()),
+                "DOCKER_CONFIG" => Some("/x/docker".into()),
+                "KUBECONFIG" => Some("/x/k1:/x/k2:relative".into()),
+                "GNUPGHOME" => Some("/x/gpg".into()),
+                "AWS_SHARED_CREDENTIALS_FILE" => Some("/x/aws-creds".into()),
+                _ => None,
+            }
+        };
+        let list = settings.secrets_with(Some(Path::new("/h")), Some(Path::new("/pw")), &env);
+        for path in [
+            "/h/.config/gh",
+            "/x/conf/gh",
+            "/x/conf/containers/auth.json",
+            "/x/cargo/credentials.toml",
+            "/x/docker/config.json",
+            "/x/k1",
+            "/x/k2",
+            "/x/gpg",
+            "/x/aws-creds",
+            "/pw/.ssh",
+            "/pw/.config/gh",
+        ] {
+            assert!(list.paths.contains(&PathBuf::from(path)), "{path}");
+        }
+        assert!(!list.paths.contains(&PathBuf::from("relative")));
     }
 
     #[test]

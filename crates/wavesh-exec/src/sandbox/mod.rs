@@ -422,15 +422,52 @@ pub(crate) fn glob_match(pattern: &str, text: &str, fold: bool) -> bool {
 pub(crate) fn secret_name(names: &[String], name: &str) -> bool {
     let mut hit = false;
     for pattern in names {
+        // Names match whatever their case (SBX-2): `SERVER.KEY` is a `*.key`.
         if let Some(exception) = pattern.strip_prefix('!') {
-            if wavesh_glob::fnmatch(exception, name) {
+            if wavesh_glob::fnmatch_fold(exception, name) {
                 return false;
             }
-        } else if wavesh_glob::fnmatch(pattern, name) {
+        } else if wavesh_glob::fnmatch_fold(pattern, name) {
             hit = true;
         }
     }
     hit
+}
+
+/// The home directory the user database gives this process's user, which a command
+/// reaches whatever `HOME` says (`~user`, `getent passwd`). `None` where there is none.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn passwd_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt as _;
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value of a plain C struct.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; the buffer's length is its own.
+    let code = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if code != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_dir points into `buffer`, a NUL-terminated string.
+    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) }
+        .to_bytes()
+        .to_vec();
+    (!dir.is_empty()).then(|| PathBuf::from(std::ffi::OsString::from_vec(dir)))
+}
+
+/// The home directory the user database gives (not on this platform).
+#[cfg(not(unix))]
+pub fn passwd_home() -> Option<PathBuf> {
+    None
 }
 
 /// Whether a pattern component holds a glob character.
