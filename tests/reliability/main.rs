@@ -19,6 +19,7 @@ mod attacks;
 mod bad_input;
 mod output;
 mod processes;
+mod server;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

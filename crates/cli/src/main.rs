@@ -60,6 +60,9 @@ fn main() -> ExitCode {
     if let Some((tool, rest)) = search {
         return exit_code_of(wavesh_search::search_main(&tool, rest));
     }
+    // Still one thread: the token leaves the environment before anything else can read
+    // it, or any child inherit it.
+    take_http_token();
     let cli = Cli::parse();
     init_logging();
     match run(cli) {
@@ -429,6 +432,39 @@ async fn serve_mcp_http(args: Arc<McpArgs>, stop: CancellationToken) -> anyhow::
     Ok(())
 }
 
+/// `WAVESH_MCP_TOKEN` as the process started with it, taken by [`take_http_token`].
+static TAKEN_TOKEN: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+
+/// Takes `WAVESH_MCP_TOKEN` out of the environment for good (SBX-7): its bytes in the
+/// process's original environment block, which `/proc/PID/environ` shows to any process
+/// of the same user, are overwritten, and the variable is removed, so neither that file
+/// nor a child (the supervisor, the login probe, a command at `off`) has it.
+#[allow(unsafe_code)]
+fn take_http_token() {
+    let name = wavesh_mcp::http::TOKEN_ENV;
+    let value = std::env::var_os(name);
+    if value.is_some() {
+        #[cfg(unix)]
+        {
+            let c_name = std::ffi::CString::new(name).unwrap_or_default();
+            // SAFETY: still single-threaded (called first in main); getenv returns the
+            // value's bytes in place, NUL-terminated, in writable memory (the initial
+            // environment block or a string setenv made), which is overwritten within
+            // its own length.
+            unsafe {
+                let value = libc::getenv(c_name.as_ptr());
+                if !value.is_null() {
+                    let len = libc::strlen(value);
+                    std::ptr::write_bytes(value, b'x', len);
+                }
+            }
+        }
+        // SAFETY: no other thread exists yet to read the environment concurrently.
+        unsafe { std::env::remove_var(name) };
+    }
+    let _ = TAKEN_TOKEN.set(value);
+}
+
 /// The bearer token: `WAVESH_MCP_TOKEN`, else a fresh one printed once on stderr (and
 /// written to `--http-token-file`); none with `--http-no-auth`, which needs loopback.
 fn http_token(args: &McpArgs, local: std::net::SocketAddr) -> anyhow::Result<Option<String>> {
@@ -439,7 +475,7 @@ fn http_token(args: &McpArgs, local: std::net::SocketAddr) -> anyhow::Result<Opt
         );
         return Ok(None);
     }
-    if let Some(token) = std::env::var_os(wavesh_mcp::http::TOKEN_ENV) {
+    if let Some(token) = TAKEN_TOKEN.get().cloned().flatten() {
         let token = token
             .into_string()
             .ok()

@@ -241,6 +241,12 @@ const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
 /// The `Origin`s always accepted: pages on this machine.
 const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
+/// Connections served at once; a connection over it is closed at once.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// How long a connection may take to send a request's headers, the first included.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves MCP over Streamable HTTP on `listener` until `stop` is cancelled; then ends
 /// every session and every process they started, and returns.
 pub async fn serve_http(
@@ -269,19 +275,27 @@ pub async fn serve_http(
         .enforce_origin_validation()
         .with_max_request_body_bytes(config.max_message_bytes);
     rmcp_config.cancellation_token = sessions_ended.clone();
+    let max_sessions = config.max_sessions;
     let make = {
         let registry = Arc::downgrade(&registry);
         move || -> Result<WaveshServer, std::io::Error> {
-            let (session, permissions) = factory().map_err(std::io::Error::other)?;
-            let mut server = WaveshServer::new(Arc::clone(&session), permissions);
             let Some(live) = registry.upgrade() else {
                 return Err(std::io::Error::other("the server is shutting down"));
             };
+            // The limit holds for every request that makes a session (an initialize, a
+            // stateless request), counted and taken under one lock: concurrent requests
+            // cannot all pass one check (SBX-7).
+            let mut sessions = live.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            if sessions.len() >= max_sessions {
+                return Err(std::io::Error::other(format!(
+                    "too many sessions: at most {max_sessions} at once (wavesh mcp --http-max-sessions)"
+                )));
+            }
+            let (session, permissions) = factory().map_err(std::io::Error::other)?;
+            let mut server = WaveshServer::new(Arc::clone(&session), permissions);
             let id = live.next.fetch_add(1, Ordering::Relaxed);
-            live.sessions
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id, Arc::clone(&session));
+            sessions.insert(id, Arc::clone(&session));
+            drop(sessions);
             server.lease = Some(Arc::new(Lease {
                 id,
                 session,
@@ -297,6 +311,10 @@ pub async fn serve_http(
         config,
         registry: Arc::clone(&registry),
     });
+    // At most this many connections at once, and each must send a request's headers
+    // within HEADER_TIMEOUT: idle or slow connections, authenticated or not, cannot use
+    // up the server's descriptors and starve the clients (SBX-7).
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -309,14 +327,22 @@ pub async fn serve_http(
             },
             () = stop.cancelled() => break,
         };
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            tracing::warn!(%peer, max = MAX_CONNECTIONS, "refused an HTTP connection: too many at once");
+            drop(stream);
+            continue;
+        };
         let state = Arc::clone(&state);
         let stop = stop.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let state = Arc::clone(&state);
                 async move { Ok::<_, Infallible>(handle(&state, request, peer).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
             tokio::select! {
                 result = connection => if let Err(error) = result {

@@ -386,7 +386,12 @@ pub fn scan_id(bytes: &[u8]) -> ScannedId {
         if !scanner.skip_value() {
             return ScannedId::Unknown;
         }
-        if &bytes[key] == b"id" {
+        // The key as JSON reads it: `"\u0069d"` is `id` too (SBX-7).
+        let is_id = &bytes[key.clone()] == b"id"
+            || (bytes[key.clone()].contains(&b'\\')
+                && serde_json::from_slice::<String>(&bytes[key.start - 1..key.end + 1])
+                    .is_ok_and(|k| k == "id"));
+        if is_id {
             let raw = &bytes[start..scanner.at];
             return match std::str::from_utf8(raw) {
                 Ok(raw) if valid_id_text(raw) => ScannedId::Found(raw.to_owned()),
@@ -537,6 +542,10 @@ mod tests {
 
     #[test]
     fn mcp_2_scan_id_finds_the_top_level_id_in_broken_text() {
+        assert_eq!(
+            scan_id(br#"{"jsonrpc":"2.0","\u0069d":8,"params":{"x":NaN}}"#),
+            ScannedId::Found("8".into())
+        );
         assert_eq!(
             scan_id(br#"{"jsonrpc":"2.0","id":7,"params":{"x":NaN}}"#),
             ScannedId::Found("7".into())
