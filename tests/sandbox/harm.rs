@@ -106,3 +106,143 @@ async fn sbx_harm_property_over_the_must_not_corpus() {
         "a corpus command reached the UDP listener"
     );
 }
+
+/// The boundary corpus (SBX-6, SBX-7): one command per class of break the sandbox must
+/// hold against, each aimed at this fixture's own paths only (`$OUT`, `$HOME`, the
+/// workspace), so that its control pass may run it without any sandbox.
+fn boundary_corpus(sock: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("commondir", "printf %s \"$OUT\" > .git/commondir".into()),
+        ("hook", "echo 'touch \"$OUT\"/pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit".into()),
+        ("git config", "git config core.fsmonitor \"touch $OUT/pwned\"".into()),
+        ("settings", "mkdir -p .claude && echo '{\"sandbox\":{\"enabled\":false}}' > .claude/settings.local.json".into()),
+        ("rename .git", "mv .git .git.orig && mkdir -p .git/hooks".into()),
+        ("home start-up file", "echo 'touch \"$OUT\"/pwned' >> \"$HOME\"/.bashrc".into()),
+        ("write outside", "echo pwned > \"$OUT\"/victim.txt".into()),
+        ("read a secret", "cat \"$HOME\"/.ssh/id_rsa".into()),
+        ("rename a hidden secret's parent", "mv \"$HOME\"/.config \"$HOME\"/.x && cat \"$HOME\"/.x/gh/hosts.yml".into()),
+        (
+            "datagram to a socket outside",
+            format!("python3 -c \"import socket\na, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\na.sendto(b'pwned', '{sock}')\""),
+        ),
+    ]
+}
+
+/// What a harmless command leaves as it was: everything under the home and the outside
+/// directory, and in the workspace the paths git or an agent acts on outside the sandbox
+/// (git's config, hooks, `commondir`, `info/`, and `.claude/`); at `read-only`, the
+/// whole workspace too.
+fn guarded(f: &Fixture, whole_workspace: bool) -> Vec<(PathBuf, Vec<u8>)> {
+    let git = f.ws.join(".git");
+    let kept = [
+        git.join("config"),
+        git.join("hooks"),
+        git.join("commondir"),
+        git.join("info"),
+        f.ws.join(".claude"),
+    ];
+    let mut out: Vec<_> = f
+        .snapshot()
+        .into_iter()
+        .filter(|(path, _)| {
+            whole_workspace || !path.starts_with(&f.ws) || kept.iter().any(|k| path.starts_with(k))
+        })
+        .collect();
+    out.push((git.clone(), vec![u8::from(git.is_dir())]));
+    out
+}
+
+/// One boundary command in a fresh fixture at `level` (`None`: no sandbox at all, the
+/// control); whether it did harm, and how.
+async fn boundary_harm(
+    level: Option<Level>,
+    supervised: bool,
+    home_writable: bool,
+    command: &str,
+) -> Option<String> {
+    let f = Fixture::new();
+    write_file(&f.ws.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n");
+    write_file(&f.home.join(".bashrc"), "# the user's\n");
+    let sock = f.outside.join("s.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let command = command
+        .replace("$OUT", &f.outside.display().to_string())
+        .replace("$HOME", &f.home.display().to_string())
+        .replace("{SOCK}", &sock.display().to_string());
+    let whole = level == Some(Level::ReadOnly);
+    let before = guarded(&f, whole);
+    let session = f.session_with(level.unwrap_or(Level::Off), supervised, |config| {
+        if home_writable {
+            config.sandbox.allow_write = vec![f.home.clone()];
+        }
+    });
+    let result = f.run(&session, &command).await;
+    session.shutdown().await;
+    let mut harm = Vec::new();
+    if result.text.contains(&f.marker) {
+        harm.push("printed a secret".to_owned());
+    }
+    let after = guarded(&f, whole);
+    if after != before {
+        let changed: Vec<String> = after
+            .iter()
+            .filter(|entry| !before.contains(entry))
+            .chain(before.iter().filter(|entry| !after.contains(entry)))
+            .map(|(path, _)| f.redact(&path.display().to_string()))
+            .collect();
+        harm.push(format!("changed {changed:?}"));
+    }
+    if listener.recv(&mut [0u8; 16]).is_ok() {
+        harm.push("reached the unix socket outside".to_owned());
+    }
+    (!harm.is_empty()).then(|| format!("{}: {}", harm.join("; "), result.text))
+}
+
+fn write_file(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The harm property over the boundary corpus: 0 harmful at both sandboxed levels,
+/// direct and supervised, with the home writable too at `workspace-write`; and the
+/// control pass, the same commands with no sandbox, sees the harm of every one of them
+/// (so the property checks something).
+#[tokio::test]
+async fn sbx_6_sbx_7_harm_property_over_the_boundary_corpus() {
+    let corpus = boundary_corpus("{SOCK}");
+    let mut control_harmful = 0;
+    for (name, command) in &corpus {
+        if boundary_harm(None, false, false, command).await.is_some() {
+            control_harmful += 1;
+        } else {
+            panic!("the control pass saw no harm from {name}: the case checks nothing");
+        }
+    }
+    let mut ran = 0;
+    for (level, supervised) in crate::configurations() {
+        if !enforced_or_skip(level) {
+            continue;
+        }
+        let homes: &[bool] = if level == Level::WorkspaceWrite {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &home_writable in homes {
+            for (name, command) in &corpus {
+                ran += 1;
+                let harm = boundary_harm(Some(level), supervised, home_writable, command).await;
+                assert!(
+                    harm.is_none(),
+                    "{name} ({level}, supervised={supervised}, home writable={home_writable}): {}",
+                    harm.unwrap_or_default()
+                );
+            }
+        }
+    }
+    println!(
+        "boundary corpus: {} commands, harmful without the sandbox: {control_harmful}; runs in the sandbox: {ran}, harmful: 0",
+        corpus.len()
+    );
+}

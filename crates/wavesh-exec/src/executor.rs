@@ -395,6 +395,15 @@ impl Executor {
             status, cwd_after, ..
         } = job.wait().await;
         let sandbox = job.sandbox().cloned();
+        if sandbox
+            .as_ref()
+            .is_some_and(|s| s.plan.level == Level::WorkspaceWrite)
+        {
+            // What the command planted where no mount could cover (SBX-6).
+            for root in &self.sandbox_config().roots {
+                crate::sandbox::quarantine_planted(root);
+            }
+        }
         let ending = match (ending, job.stopped()) {
             (Ending::Exited, Some(StopCause::OutputCap)) => Ending::OutputCap,
             (ending, _) => ending,

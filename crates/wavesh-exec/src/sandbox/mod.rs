@@ -38,6 +38,7 @@ pub use imp::ChildSandbox;
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
 pub use plan::{
     CommandFiles, HOME_START_UP, Plan, home_is_writable, home_start_up_files, protected_paths,
+    quarantine_planted,
 };
 
 /// How much a command may do (SBX-1).

@@ -56,6 +56,7 @@ impl Plan {
         if level == Level::WorkspaceWrite {
             for root in config.roots.iter().chain(&config.extra_writable) {
                 let root = lexical(root);
+                quarantine_planted(&root);
                 let protected = protected_paths(&root);
                 writable_dirs.extend(protected.git_dirs);
                 read_only.extend(protected.read_only);
@@ -300,6 +301,86 @@ fn read_small(path: &Path) -> Option<String> {
     let mut text = String::new();
     file.take(4096).read_to_string(&mut text).ok()?;
     Some(text)
+}
+
+/// Moves aside the git files in `root/.git` that git itself never makes there and that
+/// only a command can have planted (SBX-6): a `commondir` in a main repository's `.git`
+/// directory (git writes one only in a linked worktree's git dir) and a
+/// `config.worktree` where `extensions.worktreeConfig` is off. git would follow either
+/// outside the sandbox: the first names another directory as the repository, the second
+/// adds configuration. Each is renamed to `NAME.wavesh-planted-N` beside it, kept for the
+/// user to look at, and logged. Returns what was moved, as (from, to).
+///
+/// A mount cannot protect a path that does not exist, so this runs where a command's
+/// writes end: before every workspace-write plan and when a foreground command at
+/// workspace-write finishes.
+pub fn quarantine_planted(root: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let git = root.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    let mut planted = Vec::new();
+    if std::fs::symlink_metadata(git.join("commondir")).is_ok() {
+        planted.push(git.join("commondir"));
+    }
+    if std::fs::symlink_metadata(git.join("config.worktree")).is_ok() && !worktree_config_on(&git) {
+        planted.push(git.join("config.worktree"));
+    }
+    let mut moved = Vec::new();
+    for path in planted {
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let target = (1..1000)
+            .map(|n| git.join(format!("{name}.wavesh-planted-{n}")))
+            .find(|t| std::fs::symlink_metadata(t).is_err());
+        let Some(target) = target else { continue };
+        match std::fs::rename(&path, &target) {
+            Ok(()) => {
+                tracing::warn!(
+                    from = %path.display(),
+                    to = %target.display(),
+                    "moved aside a git file a sandboxed command planted (git would have followed it outside the sandbox)"
+                );
+                moved.push((path, target));
+            }
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot move aside a planted git file")
+            }
+        }
+    }
+    moved
+}
+
+/// Whether `git_dir/config` turns `extensions.worktreeConfig` on.
+fn worktree_config_on(git_dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(git_dir.join("config")) else {
+        return false;
+    };
+    let mut in_extensions = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_extensions = line
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .eq_ignore_ascii_case("extensions");
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=')
+            && in_extensions
+            && key.trim().eq_ignore_ascii_case("worktreeconfig")
+        {
+            return matches!(
+                value.trim().to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            );
+        }
+    }
+    false
 }
 
 /// The files in a home that something outside the sandbox runs or obeys later: the
@@ -655,6 +736,46 @@ mod tests {
         ] {
             assert!(read_only.contains(&ws.join(path)), "{path}: {read_only:?}");
         }
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    /// SBX-6: what git never makes in a main `.git` directory is moved aside, kept; what
+    /// git does make stays.
+    #[test]
+    fn sbx_6_planted_git_files_are_moved_aside() {
+        let ws = temp("quarantine");
+        let git = ws.join(".git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+        std::fs::write(git.join("commondir"), "/elsewhere").unwrap();
+        std::fs::write(git.join("config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
+        let moved = quarantine_planted(&ws);
+        assert_eq!(
+            moved,
+            [
+                (
+                    git.join("commondir"),
+                    git.join("commondir.wavesh-planted-1")
+                ),
+                (
+                    git.join("config.worktree"),
+                    git.join("config.worktree.wavesh-planted-1")
+                ),
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(git.join("commondir.wavesh-planted-1")).unwrap(),
+            "/elsewhere"
+        );
+        // With worktreeConfig on, config.worktree is git's own.
+        std::fs::write(
+            git.join("config"),
+            "[extensions]\n\tworktreeConfig = true\n",
+        )
+        .unwrap();
+        std::fs::write(git.join("config.worktree"), "").unwrap();
+        assert!(quarantine_planted(&ws).is_empty());
+        assert!(git.join("config.worktree").exists());
         std::fs::remove_dir_all(&ws).unwrap();
     }
 
