@@ -14,22 +14,7 @@ use crate::util::Workspace;
 fn sbx_7_the_token_leaves_the_servers_environment() {
     let ws = Workspace::new();
     let token = format!("tok-{}", crate::util::digit_marker());
-    let mut server = ws
-        .wavesh()
-        .env("WAVESH_MCP_TOKEN", &token)
-        .args(["mcp", "--no-login-env", "--http", "127.0.0.1:0", "--cwd"])
-        .arg(&ws.root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("serving") {
-        line.clear();
-    }
-    assert!(line.contains("serving"), "the server did not start: {line}");
+    let (mut server, _) = http_server(&ws, &[], Some(&token));
     let pid = server.id();
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     let found = environ.windows(token.len()).any(|w| w == token.as_bytes());
@@ -38,17 +23,16 @@ fn sbx_7_the_token_leaves_the_servers_environment() {
     assert!(!found, "the token is in /proc/{pid}/environ");
 }
 
-/// Starts `wavesh mcp --http 127.0.0.1:0 ARGS` without auth; returns it and its port.
-fn http_server(ws: &Workspace, args: &[&str]) -> (std::process::Child, u16) {
-    let mut server = ws
-        .wavesh()
-        .args([
-            "mcp",
-            "--no-login-env",
-            "--http",
-            "127.0.0.1:0",
-            "--http-no-auth",
-        ])
+/// Starts `wavesh mcp --http 127.0.0.1:0 ARGS`, with `token` as WAVESH_MCP_TOKEN or
+/// without auth; returns it and its port once it serves.
+fn http_server(ws: &Workspace, args: &[&str], token: Option<&str>) -> (std::process::Child, u16) {
+    let mut command = ws.wavesh();
+    command.args(["mcp", "--no-login-env", "--http", "127.0.0.1:0"]);
+    match token {
+        Some(token) => command.env("WAVESH_MCP_TOKEN", token),
+        None => command.arg("--http-no-auth"),
+    };
+    let mut server = command
         .args(args)
         .arg("--cwd")
         .arg(&ws.root)
@@ -101,7 +85,7 @@ fn request(port: u16, text: &str) -> Result<String, std::io::Error> {
 #[test]
 fn sbx_7_idle_connections_do_not_starve_the_server() {
     let ws = Workspace::new();
-    let (mut server, port) = http_server(&ws, &[]);
+    let (mut server, port) = http_server(&ws, &[], None);
     let idle: Vec<std::net::TcpStream> = (0..wavesh_mcp::http::MAX_CONNECTIONS + 44)
         .filter_map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).ok())
         .collect();
@@ -139,7 +123,7 @@ fn sbx_7_idle_connections_do_not_starve_the_server() {
 #[test]
 fn sbx_7_the_session_limit_holds_under_concurrent_requests() {
     let ws = Workspace::new();
-    let (mut server, port) = http_server(&ws, &["--http-max-sessions", "2"]);
+    let (mut server, port) = http_server(&ws, &["--http-max-sessions", "2"], None);
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
     let text = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",

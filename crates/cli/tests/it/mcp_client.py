@@ -12,6 +12,7 @@ import tempfile
 import time
 import uuid
 
+from mcp_raw import without_mode_note  # the same note, stripped the same way
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -28,19 +29,6 @@ def check(condition, message):
 
 def text_of(result):
     return without_mode_note("\n".join(block.text for block in result.content if getattr(block, "type", "") == "text"))
-
-
-def without_mode_note(text):
-    """The text without the sandbox's note of missing guarantees (SBX-5) where the suite
-    runs in a degraded mode on purpose (WAVESH_TEST_MODE, set by scripts/test); the Rust
-    test sbx_5_degraded_modes_are_reported_as_documented checks that note exactly."""
-    if os.environ.get("WAVESH_TEST_MODE", "default") in ("", "default"):
-        return text
-    kept = [line for line in text.split("\n")
-            if not (line.startswith("Sandbox (") and " is incomplete on this machine; missing: " in line)]
-    if not kept or kept == [""]:
-        return "(no output)" if text else text
-    return "\n".join(kept)
 
 
 def live_pids_with(marker):
