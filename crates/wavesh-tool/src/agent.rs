@@ -764,6 +764,7 @@ mod tests {
             plan: Plan {
                 level: Level::ReadOnly,
                 writable_dirs: Vec::new(),
+                readable_dirs: Vec::new(),
                 writable_files: Vec::new(),
                 read_only: Vec::new(),
                 secret_paths: Vec::new(),

@@ -470,6 +470,7 @@ impl SessionBuilder {
             env: sandbox.env_filter(),
             strict: sandbox.strict,
             home,
+            private_dir: Some(private.to_path_buf()),
         }
     }
 

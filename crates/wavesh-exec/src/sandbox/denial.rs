@@ -240,6 +240,7 @@ mod tests {
         Plan {
             level,
             writable_dirs: vec!["/p/tmp".into(), "/ws".into()],
+            readable_dirs: Vec::new(),
             writable_files: vec!["/dev/null".into()],
             read_only: vec!["/ws/.git/hooks".into()],
             secret_paths: vec!["/home/u/.ssh".into()],

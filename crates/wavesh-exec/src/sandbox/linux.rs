@@ -450,6 +450,9 @@ fn landlock_ruleset(
     for dir in &plan.writable_dirs {
         add(dir, AccessFs::ReadFile.into(), writes)?;
     }
+    for dir in &plan.readable_dirs {
+        add(dir, AccessFs::ReadFile.into(), BitFlags::empty())?;
+    }
     for file in &plan.writable_files {
         add(file, file_writes | AccessFs::IoctlDev, BitFlags::empty())?;
     }

@@ -129,6 +129,10 @@ pub struct SandboxConfig {
     /// The user's home: where it lies inside a writable directory, its start-up files
     /// stay read-only (SBX-6).
     pub home: Option<PathBuf>,
+    /// The session's private directory: readable by its commands (their output files,
+    /// the session's task outputs), while the directory holding every session's is
+    /// hidden (SBX-7).
+    pub private_dir: Option<PathBuf>,
 }
 
 /// One promise of the sandbox, named so a missing one can be reported (SBX-5).

@@ -26,6 +26,9 @@ pub struct Plan {
     pub level: Level,
     /// Directories the command may change anything in.
     pub writable_dirs: Vec<PathBuf>,
+    /// Directories it may read although a hidden path holds them: the session's own
+    /// private directory inside the hidden directory of every session's.
+    pub readable_dirs: Vec<PathBuf>,
     /// Single files it may write (`/dev/null`, its output and cwd files).
     pub writable_files: Vec<PathBuf>,
     /// Existing paths inside writable directories that stay read-only (SBX-1).
@@ -84,12 +87,33 @@ impl Plan {
         } else {
             vec![cwd]
         };
+        // Other sessions' private directories (their commands' outputs) are hidden: the
+        // directory that holds every session's is a secret, and this session's own is
+        // read back (SBX-7). Where that directory lies inside a writable one, a mount
+        // would hide this session's too; then it stays as it is. Linux only: the
+        // Seatbelt profile has no read-back rule yet.
+        let mut secrets = secret_paths(&config.secrets.paths);
+        let mut readable_dirs = Vec::new();
+        if let Some(own) = config
+            .private_dir
+            .as_ref()
+            .filter(|_| cfg!(target_os = "linux"))
+        {
+            let own = lexical(own);
+            if let Some(base) = own.parent()
+                && !writable_dirs.iter().any(|dir| base.starts_with(dir))
+            {
+                secrets.push(base.to_path_buf());
+                readable_dirs.push(own.clone());
+            }
+        }
         Plan {
             level,
             writable_dirs,
+            readable_dirs,
             writable_files,
             read_only,
-            secret_paths: secret_paths(&config.secrets.paths),
+            secret_paths: secrets,
             secret_names: config.secrets.names.clone(),
             scan_dirs,
             scan_trees,

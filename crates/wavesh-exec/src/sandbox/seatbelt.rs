@@ -119,6 +119,7 @@ mod tests {
         let plan = Plan {
             level: Level::WorkspaceWrite,
             writable_dirs: vec!["/private/tmp/w".into(), "/Users/u/proj".into()],
+            readable_dirs: Vec::new(),
             writable_files: vec!["/dev/null".into()],
             read_only: vec!["/Users/u/proj/.git/hooks".into()],
             secret_paths: vec!["/Users/u/.ssh".into()],
