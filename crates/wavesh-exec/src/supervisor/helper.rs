@@ -739,9 +739,19 @@ fn subreaper(socket: OwnedFd, mut request: SpawnRequest, userns: Option<(u32, u3
 /// not left to the helper, which would end them), lets go of the host's terminal and
 /// pipes, and exits when nothing of the tree is left.
 #[allow(unsafe_code)]
-fn reap_detached(shell: libc::pid_t, mut shell_alive: bool, signals: RawFd) -> i32 {
-    // SAFETY: pointing this process's own standard descriptors at /dev/null.
+fn reap_detached(shell: libc::pid_t, mut shell_alive: bool, mut signals: RawFd) -> i32 {
+    // SAFETY: fcntl and dup2 on this process's own descriptors. The signalfd may itself
+    // be one of 0..2 (a subreaper cloned without the helper's standard descriptors gets
+    // the lowest free one): it moves above them first, or /dev/null would replace it and
+    // the loop below would spin on a descriptor that is always readable.
     unsafe {
+        if signals < 3 {
+            let moved = libc::fcntl(signals, libc::F_DUPFD_CLOEXEC, 3);
+            if moved >= 0 {
+                libc::close(signals);
+                signals = moved;
+            }
+        }
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
         if null >= 0 {
             for fd in 0..3 {
