@@ -528,8 +528,38 @@ pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
             out.push(path);
         }
     }
+    out.retain(|path| this_user_could_read(path));
     dedup(&mut out);
     out
+}
+
+/// Whether this process's user could read `path`, or make it: an existing path it may
+/// read, or a missing one whose nearest existing ancestor it may list. A secret this user
+/// cannot read needs no hiding, and hiding it would cost more than nothing: the reads
+/// allowed around a secret list its directories, and a directory this user cannot list
+/// (another user's home named by a variable such as `TF_CLI_CONFIG_FILE=/root/...`)
+/// would then be unreadable as a whole, the toolchains in it too.
+fn this_user_could_read(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        let mut at = Some(path);
+        while let Some(p) = at {
+            if std::fs::symlink_metadata(p).is_ok() {
+                return if p == path {
+                    rustix::fs::access(p, rustix::fs::Access::READ_OK).is_ok()
+                } else {
+                    std::fs::read_dir(p).is_ok()
+                };
+            }
+            at = p.parent();
+        }
+        true
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        true
+    }
 }
 
 /// The existing paths an absolute glob path names (at most [`MAX_GLOB_EXPANSION`]).
