@@ -533,27 +533,24 @@ pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Whether this process's user could read `path`, or make it: an existing path it may
-/// read, or a missing one whose nearest existing ancestor it may list. A secret this user
-/// cannot read needs no hiding, and hiding it would cost more than nothing: the reads
-/// allowed around a secret list its directories, and a directory this user cannot list
-/// (another user's home named by a variable such as `TF_CLI_CONFIG_FILE=/root/...`)
-/// would then be unreadable as a whole, the toolchains in it too.
+/// Whether this process's user could read `path`, or make it, and so whether hiding it
+/// means anything: an existing path it may read, or a missing one, where every existing
+/// directory on the way to it may be listed. A secret this user cannot read needs no
+/// hiding, and hiding it would cost more than nothing: the reads allowed around a secret
+/// list every directory on the way to it, and one this user cannot list (another user's
+/// home named by a variable such as `CARGO_HOME` or `TF_CLI_CONFIG_FILE`) would then be
+/// unreadable as a whole, the toolchains in it too.
 fn this_user_could_read(path: &Path) -> bool {
     #[cfg(unix)]
     {
-        let mut at = Some(path);
-        while let Some(p) = at {
-            if std::fs::symlink_metadata(p).is_ok() {
-                return if p == path {
-                    rustix::fs::access(p, rustix::fs::Access::READ_OK).is_ok()
-                } else {
-                    std::fs::read_dir(p).is_ok()
-                };
-            }
-            at = p.parent();
+        if std::fs::symlink_metadata(path).is_ok()
+            && rustix::fs::access(path, rustix::fs::Access::READ_OK).is_err()
+        {
+            return false;
         }
-        true
+        path.ancestors()
+            .skip(1)
+            .all(|dir| std::fs::symlink_metadata(dir).is_err() || std::fs::read_dir(dir).is_ok())
     }
     #[cfg(not(unix))]
     {
