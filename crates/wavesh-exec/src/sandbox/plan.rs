@@ -245,30 +245,39 @@ fn protect_git_dir(git_dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 fn hooks_path(git_dir: &Path, root: &Path) -> Option<PathBuf> {
     let mut found = None;
     for name in ["config", "config.worktree"] {
-        let Ok(text) = std::fs::read_to_string(git_dir.join(name)) else {
-            continue;
-        };
-        let mut in_core = false;
-        for line in text.lines() {
-            let line = line.trim();
-            if line.starts_with('[') {
-                let section = line.trim_start_matches('[').trim_end_matches(']').trim();
-                in_core = section.eq_ignore_ascii_case("core");
-                continue;
-            }
-            let Some((key, value)) = line.split_once('=') else {
-                continue;
-            };
-            if in_core && key.trim().eq_ignore_ascii_case("hookspath") {
-                let value = value.trim().trim_matches('"');
-                found = Some(match value.strip_prefix("~/") {
-                    Some(_) => continue,
-                    None => lexical(&root.join(value)),
-                });
+        for value in config_values(&git_dir.join(name), "core", "hookspath") {
+            if !value.starts_with("~/") {
+                found = Some(lexical(&root.join(value)));
             }
         }
     }
     found.filter(|path| path.starts_with(root) && path != root)
+}
+
+/// The values of `section.key` (both lower case) in the git config file `file`, in
+/// order, unquoted: a plain reading of the file itself (no includes), enough for the
+/// two keys a plan needs from files commands cannot write.
+fn config_values(file: &Path, section: &str, key: &str) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    let mut in_section = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            let name = line.trim_start_matches('[').trim_end_matches(']').trim();
+            in_section = name.eq_ignore_ascii_case(section);
+            continue;
+        }
+        if let Some((k, value)) = line.split_once('=')
+            && in_section
+            && k.trim().eq_ignore_ascii_case(key)
+        {
+            out.push(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    out
 }
 
 /// A linked worktree at `root`, as `git worktree add` makes it: `root/.git` is a file
@@ -378,33 +387,16 @@ pub fn quarantine_planted(root: &Path) -> Vec<(PathBuf, PathBuf)> {
     moved
 }
 
-/// Whether `git_dir/config` turns `extensions.worktreeConfig` on.
+/// Whether `git_dir/config` turns `extensions.worktreeConfig` on (its first setting).
 fn worktree_config_on(git_dir: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(git_dir.join("config")) else {
-        return false;
-    };
-    let mut in_extensions = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_extensions = line
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .trim()
-                .eq_ignore_ascii_case("extensions");
-            continue;
-        }
-        if let Some((key, value)) = line.split_once('=')
-            && in_extensions
-            && key.trim().eq_ignore_ascii_case("worktreeconfig")
-        {
-            return matches!(
-                value.trim().to_ascii_lowercase().as_str(),
+    config_values(&git_dir.join("config"), "extensions", "worktreeconfig")
+        .first()
+        .is_some_and(|value| {
+            matches!(
+                value.to_ascii_lowercase().as_str(),
                 "true" | "yes" | "on" | "1"
-            );
-        }
-    }
-    false
+            )
+        })
 }
 
 /// The files in a home that something outside the sandbox runs or obeys later: the
