@@ -18,7 +18,8 @@
 #
 #   scripts/compat-suites.sh [WAVESH_BINARY]
 #
-# Environment: WAVESH_SUITES_DIR (work directory, default $TMPDIR/wavesh-suites),
+# Environment: WAVESH_SUITES (which suites: "grep find", the default, or either alone),
+# WAVESH_SUITES_DIR (work directory, default $TMPDIR/wavesh-suites),
 # BFS_SRC (a bfs source tree), BFS_TARBALL (a bfs source tarball), GREP_TARGET (strict
 # passes wanted of GNU grep's 121, default 100), FIND_TARGET (strict passes wanted of
 # bfs's --gnu tests, default 260). The defaults are the strict counts wavesh has reached,
@@ -280,6 +281,12 @@ run_bfs_suite() {
   fi
 }
 
-run_grep_suite
-run_bfs_suite
+suites=${WAVESH_SUITES:-grep find}
+for suite in $suites; do
+  case $suite in
+  grep) run_grep_suite ;;
+  find) run_bfs_suite ;;
+  *) fail "WAVESH_SUITES: unknown suite '$suite' (known: grep find)" ;;
+  esac
+done
 exit "$status"
