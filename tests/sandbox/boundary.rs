@@ -551,3 +551,61 @@ async fn sbx_7_another_sessions_files_are_hidden() {
         b.shutdown().await;
     }
 }
+
+/// The secret search takes nothing from a file a command can write, and fails closed at
+/// its limit (SBX-6): a `.gitignore` or `.git/info/exclude` entry, a cache-directory
+/// marker, a move into a directory the search never enters (`node_modules`, `vendor`),
+/// or more directories than the search lists, leave a workspace secret hidden, from the
+/// same session's next command and from the next session's first.
+#[tokio::test]
+async fn sbx_6_the_secret_search_reads_nothing_a_command_wrote() {
+    let plants = [
+        (
+            "ignore files",
+            "echo backend/ >> .gitignore; echo /backend >> .git/info/exclude; \
+             printf '*\\n' > backend/.gitignore; true",
+        ),
+        (
+            "a cache-directory marker",
+            "printf 'Signature: 8a477f597d28d172789f06886806bc55\\n' > backend/CACHEDIR.TAG; true",
+        ),
+        (
+            "a move into a directory the search never enters",
+            "mkdir -p node_modules; mv backend node_modules/ 2>&1; mv backend vendor 2>&1; true",
+        ),
+        (
+            "more directories than the search lists",
+            "mkdir -p aaa && cd aaa && seq 10050 | xargs mkdir; true",
+        ),
+    ];
+    let attack = "cat backend/.env node_modules/backend/.env vendor/.env zz/deep/.env 2>&1; \
+                  grep -rs MARKER . 2>&1 | head -5; true";
+    for supervised in workspace_write() {
+        for (name, plant) in plants {
+            let f = Fixture::new();
+            write(
+                &f.ws.join("backend/.env"),
+                &format!("{}-backend\n", f.marker),
+            );
+            write(&f.ws.join("zz/deep/.env"), &format!("{}-deep\n", f.marker));
+            let session = f.session(Level::WorkspaceWrite, supervised);
+            let planted = f.run(&session, plant).await;
+            let same = f.run(&session, attack).await;
+            session.shutdown().await;
+            let mut results = vec![("same session", same)];
+            for level in [Level::WorkspaceWrite, Level::ReadOnly] {
+                let next = f.session(level, supervised);
+                results.push(("next session", f.run(&next, attack).await));
+                next.shutdown().await;
+            }
+            for (when, result) in results {
+                assert!(
+                    !result.text.contains(&f.marker),
+                    "{name} (supervised={supervised}, {when}): a secret was read\nplanted: {}\nattack: {}",
+                    planted.text,
+                    result.text
+                );
+            }
+        }
+    }
+}

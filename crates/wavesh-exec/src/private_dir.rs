@@ -102,6 +102,28 @@ impl PrivateDir {
         &self.path
     }
 
+    /// Removes every file in the directory (the directory itself goes when this is
+    /// dropped): the end of a session whose commands have all ended, and whose output
+    /// paths nobody can use any more (an MCP session that was deleted or timed out, a
+    /// server that exits).
+    pub fn remove_files(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.path) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let removed = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+                _ => std::fs::remove_file(&path),
+            };
+            if let Err(error) = removed
+                && error.kind() != io::ErrorKind::NotFound
+            {
+                tracing::warn!(path = %path.display(), %error, "a session file could not be removed");
+            }
+        }
+    }
+
     /// Fails, naming the directory, when its file system has no free block left: a
     /// command started there could not write a byte of its output, and its own error
     /// message would be lost with the rest.

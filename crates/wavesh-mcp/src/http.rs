@@ -116,7 +116,7 @@ impl Drop for Lease {
         let session = Arc::clone(&self.session);
         tracing::debug!(id = self.id, "MCP HTTP session ended");
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { session.shutdown().await });
+            runtime.spawn(async move { session.end().await });
         }
     }
 }
@@ -355,7 +355,7 @@ pub async fn serve_http(
     sessions_ended.cancel();
     let mut ending = tokio::task::JoinSet::new();
     for session in registry.all() {
-        ending.spawn(async move { session.shutdown().await });
+        ending.spawn(async move { session.end().await });
     }
     while ending.join_next().await.is_some() {}
     Ok(())

@@ -580,7 +580,7 @@ where
         () = stop.cancelled() => tracing::debug!("MCP server asked to stop"),
     }
     closing.cancel();
-    session.shutdown().await;
+    session.end().await;
     cancel_service.cancel();
     Ok(())
 }

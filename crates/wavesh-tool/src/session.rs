@@ -1173,6 +1173,15 @@ impl Session {
         self.owner.tasks.shutdown().await;
     }
 
+    /// Ends the session for good: [`Session::shutdown`], then removes every file of its
+    /// private directory (command outputs, persisted outputs, task output files), whose
+    /// paths no caller can use once the session is gone. The directory itself goes when
+    /// the session is dropped.
+    pub async fn end(&self) {
+        self.shutdown().await;
+        self.shared.executor.private_dir().remove_files();
+    }
+
     /// Leaves background tasks running when the session is dropped (`wavesh run`).
     pub fn detach_tasks(&self) {
         self.owner.tasks.detach();

@@ -50,14 +50,16 @@ fn mcp_1_http_token_origin_and_host() {
     raw_scenario("http-security");
 }
 
-/// MCP-1: a session idle past `--http-idle-timeout` ends with everything it started.
+/// MCP-1, SBX-7: a session idle past `--http-idle-timeout` ends with everything it
+/// started, its directory included.
 #[test]
 fn mcp_1_http_idle_session_ends_with_everything() {
     raw_scenario("http-idle");
 }
 
-/// MCP-1: 50 concurrent sessions with a background task each are isolated; DELETE ends
-/// one session's processes within 2 s and SIGTERM all of them within 2 s; past
+/// MCP-1, SBX-7: 50 concurrent sessions with a background task each are isolated;
+/// DELETE ends one session's processes within 2 s and removes its directory, SIGTERM
+/// ends all of them within 2 s and the server leaves no session directory; past
 /// `--http-max-sessions` a new session is refused.
 #[test]
 fn mcp_1_http_sessions_are_isolated_and_end_with_everything() {

@@ -534,6 +534,7 @@ def http_sessions(binary, workspace):
             client = Http(port)
             result = client.tool(2, "Bash", {"command": f"echo secret-{i}-{marker}; sleep 300.{marker}{i:02d}", "run_in_background": True})
             client.task = result["structuredContent"]["backgroundTaskId"]
+            client.dir = os.path.dirname(result["structuredContent"]["outputPath"])
             sessions[i] = client
         except SystemExit:
             errors.append(i)
@@ -590,6 +591,9 @@ def http_sessions(binary, workspace):
     gone = wait_for(lambda: not live_pids_with(first), 2.0)
     check(gone, f"session 0's processes 2 s after DELETE: {live_pids_with(first)}")
     print(f"DELETE: session 0's processes gone in {(time.monotonic() - deleted) * 1000:.0f} ms")
+    # SBX-7: a deleted session's files (its task's output) go with it.
+    check(wait_for(lambda: not os.path.exists(sessions[0].dir), 2.0), f"session 0's directory after DELETE: {sessions[0].dir}")
+    check(all(os.path.isdir(c.dir) for c in sessions[1:]), "the other sessions' directories stay")
     check(len(live_pids_with(f"300.{marker}")) >= count - 1, "the other sessions' tasks still run")
     status, _, _ = sessions[0].post(dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
     check(status == 404, f"a deleted session answers 404, not {status}")
@@ -600,6 +604,8 @@ def http_sessions(binary, workspace):
     check(gone, f"processes 2 s after SIGTERM: {len(live_pids_with(f'.{marker}'))}")
     print(f"SIGTERM: every session's processes gone in {(time.monotonic() - terminated) * 1000:.0f} ms")
     proc.wait(10)
+    left = [c.dir for c in sessions if os.path.exists(c.dir)]
+    check(not left, f"session directories left after the server exited: {left[:3]}")
     print("http-sessions: ok")
 
 
@@ -610,11 +616,14 @@ def http_idle(binary, workspace):
     proc, port, _, _ = start_http(binary, workspace, "--http-idle-timeout", "1")
     try:
         idle = Http(port)
-        idle.tool(2, "Bash", {"command": f"sleep 300.{marker}", "run_in_background": True})
+        started = idle.tool(2, "Bash", {"command": f"sleep 300.{marker}", "run_in_background": True})
+        session_dir = os.path.dirname(started["structuredContent"]["outputPath"])
         check(wait_for(lambda: live_pids_with(f"300.{marker}"), 5), "the task did not start")
         last = time.monotonic()
         gone = wait_for(lambda: not live_pids_with(f"300.{marker}"), 1 + 2.0)
         check(gone, "an idle session's task outlived the idle timeout by 2 s")
+        # SBX-7: and its directory with it.
+        check(wait_for(lambda: not os.path.exists(session_dir), 2.0), f"an idle session's directory stays: {session_dir}")
         print(f"idle session ended with its task {time.monotonic() - last:.2f} s after its last request")
         status, _, _ = idle.post(dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
         check(status == 404, f"an expired session answers 404, not {status}")

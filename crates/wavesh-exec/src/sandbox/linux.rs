@@ -199,12 +199,14 @@ fn mount_op(kind: MountKind, path: &Path) -> io::Result<MountOp> {
 }
 
 /// The secrets of a plan as the sandbox found them: the ones Landlock hides, the ones
-/// mounts hide, and the directories and ignore files the search read (stamped before they
+/// mounts hide, and the directories the search read (stamped before they
 /// were read, so that the reads are built again when one of them changes).
 struct Found {
     landlock: Vec<PathBuf>,
     hidden: Vec<(PathBuf, bool)>,
     stamps: Vec<(PathBuf, Stamp)>,
+    /// The watch generation the search started from (see [`super::scan::generation`]).
+    generation: u64,
 }
 
 /// Secrets Landlock hides (everything, unless it lies inside a writable directory and
@@ -223,6 +225,8 @@ fn split_secrets(plan: &Plan, mounts: bool) -> Found {
     }
     let scanned = super::scan::find(&all, &plan.secret_names, &plan.scan_dirs, &plan.scan_trees);
     all.extend(scanned.secrets);
+    // What the search did not reach is hidden as a secret is: it fails closed.
+    all.extend(scanned.unsearched);
     all.sort();
     all.dedup();
     let mut landlock = Vec::new();
@@ -246,6 +250,7 @@ fn split_secrets(plan: &Plan, mounts: bool) -> Found {
         landlock,
         hidden,
         stamps: scanned.stamps,
+        generation: scanned.generation,
     }
 }
 
@@ -274,8 +279,13 @@ type ReadsKey = (
     bool,
 );
 
-/// The last reads built, with what they depend on.
-type CachedReads = (ReadsKey, Vec<(PathBuf, Stamp)>, std::sync::Arc<Reads>);
+/// The last reads built, with what they depend on: the stamps of the directories they
+/// were listed from, and the watch generation of the tree directories.
+type CachedReads = (
+    ReadsKey,
+    (Vec<(PathBuf, Stamp)>, u64),
+    std::sync::Arc<Reads>,
+);
 
 /// The reads of `plan`, built again only when a directory they were listed from
 /// changed: building them lists `/`, the directories on the way to each secret and the
@@ -321,8 +331,10 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         .iter()
         .position(|(cached_key, _, _)| *cached_key == key)
     {
-        let (_, stamps, reads) = &cache[at];
-        if stamps.iter().all(|(dir, old)| stamp(dir) == *old) {
+        let (_, (stamps, generation), reads) = &cache[at];
+        if *generation == super::scan::generation()
+            && stamps.iter().all(|(dir, old)| stamp(dir) == *old)
+        {
             return Arc::clone(reads);
         }
         cache.remove(at);
@@ -349,6 +361,7 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         landlock,
         hidden,
         stamps: scanned,
+        generation,
     } = split_secrets(plan, mounts);
     stamps.extend(scanned);
     let allowed = read_allowed(&landlock)
@@ -363,7 +376,7 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
     if cache.len() == ENTRIES {
         cache.remove(0);
     }
-    cache.push((key, stamps, Arc::clone(&reads)));
+    cache.push((key, (stamps, generation), Arc::clone(&reads)));
     reads
 }
 

@@ -101,8 +101,9 @@ pub struct SecretList {
     pub paths: Vec<PathBuf>,
     /// File-name patterns (the secret list's globs: `*`, `?`, `[...]`): `.env`, `*.pem`.
     /// A pattern starting with `!` is an exception (`!.env.example`). They are matched in
-    /// every directory of the workspace roots but `.git` and what their `.gitignore`
-    /// files ignore, in the working directory and in every directory on the way to a
+    /// every directory of the workspace roots but `.git` and the dependency and build
+    /// directories the search never enters (`node_modules`, `target`, ...), in the
+    /// working directory and in every directory on the way to a
     /// secret path, not in every directory of the disk (see docs/sandbox.md).
     pub names: Vec<String>,
 }

@@ -43,8 +43,9 @@ pub struct Plan {
     /// root of a scanned tree.
     pub scan_dirs: Vec<PathBuf>,
     /// Trees whose every directory is matched against `secret_names`, except `.git` and
-    /// the directories their `.gitignore` files ignore, up to [`MAX_SCANNED_DIRS`]
-    /// directories: the workspace root and the additional directories.
+    /// the dependency and build directories the search never enters, up to
+    /// [`MAX_SCANNED_DIRS`] directories: the workspace root and the additional
+    /// directories.
     pub scan_trees: Vec<PathBuf>,
     /// TCP connect stays open: the command reads over the network (`gh pr view`), an
     /// exception the host asks for explicitly.
@@ -480,15 +481,16 @@ pub fn pinned_ancestors<'a>(
 }
 
 /// At most this many directories of each scanned tree are matched against the secret
-/// names: each is checked again (a stat) before every command, a few µs, so a tree at
-/// the limit adds a few ms per command (see docs/sandbox.md). A tree larger than that
-/// after its ignored directories are left out has its deeper names left to the
-/// classifier, and a warning is logged.
+/// names. Each is watched with inotify (checked again by a stat before every command
+/// where it cannot be), so a tree costs nothing per command until it changes, but its
+/// first search lists every directory. A tree larger than that, after the directories
+/// the search never enters are left out, fails closed: the directories past the limit
+/// are hidden from sandboxed commands, and a warning is logged.
 #[cfg_attr(
     not(target_os = "linux"),
     allow(dead_code, reason = "the scan is Linux's")
 )]
-pub const MAX_SCANNED_DIRS: usize = 1000;
+pub const MAX_SCANNED_DIRS: usize = 10_000;
 
 /// At most this many paths one glob of the secret list expands to.
 const MAX_GLOB_EXPANSION: usize = 256;
