@@ -215,6 +215,8 @@ async fn proc_3_no_descriptor_of_the_host_reaches_a_command() {
     let direct = wavesh_tool::Session::builder(&ws.root)
         .private_base(&ws.private)
         .no_login_env()
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
         .build()
         .unwrap();
     for (name, session) in [("supervised", &supervised), ("direct", &direct)] {

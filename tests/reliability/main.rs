@@ -52,6 +52,8 @@ pub fn supervised_session(root: &Path, private: &Path) -> Session {
         .private_base(private)
         .no_login_env()
         .supervisor(util::WAVESH)
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
         .config(config)
         .build()
         .expect("a session")
@@ -70,6 +72,8 @@ pub fn both_paths(root: &Path, private: &Path) -> Vec<(&'static str, Session)> {
                 cgroups,
                 ..wavesh_exec::supervisor::Options::default()
             })
+            .sandbox_level(wavesh_exec::sandbox::Level::Off)
+            .no_claude_settings()
             .build()
             .expect("a session");
         if cgroups

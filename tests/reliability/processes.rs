@@ -457,6 +457,8 @@ async fn kill_a_wrong_supervisor_falls_back_to_process_groups() {
         .private_base(&ws.private)
         .no_login_env()
         .supervisor("/bin/true")
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
         .build()
         .unwrap();
     let result = session

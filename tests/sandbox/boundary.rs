@@ -402,6 +402,7 @@ async fn sbx_6_no_login_probe_over_a_writable_home() {
     let session = wavesh_tool::Session::builder(&f.ws)
         .private_base(&f.private)
         .home(&f.home)
+        .no_claude_settings()
         .config(config)
         .build()
         .unwrap();

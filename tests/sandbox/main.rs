@@ -17,6 +17,7 @@ mod util;
 
 mod background;
 mod boundary;
+mod defaults;
 mod escapes;
 mod every_secret;
 mod everyday;
@@ -163,6 +164,8 @@ impl Fixture {
             .private_base(&self.private)
             .no_login_env()
             .home(&self.home)
+            .sandbox_level(config.sandbox.level)
+            .no_claude_settings()
             .config(config);
         if supervised {
             builder.supervisor(util::WAVESH);

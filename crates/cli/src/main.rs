@@ -167,11 +167,12 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
         Err(error) => return Ok(report_error(&args, &error)),
     };
     let mut builder = session_builder(&args.workspace, |config| {
-        // The user typed the command: it runs at exactly the level asked for.
-        config.sandbox.level = args.sandbox;
         config.sandbox.read_only_level = false;
         config.sandbox.strict = args.sandbox_strict;
     })?;
+    // The user typed the command: it runs at exactly the level asked for, whatever
+    // Claude Code's settings say.
+    builder.sandbox_level(args.sandbox).no_claude_settings();
     if !args.login_env {
         builder.no_login_env();
     }
@@ -318,44 +319,31 @@ fn mcp_session(
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let mut sandbox = wavesh_tool::SandboxSettings {
-        level: args
-            .sandbox
-            .unwrap_or(wavesh_exec::sandbox::Level::WorkspaceWrite),
-        ..wavesh_tool::SandboxSettings::default()
-    };
-    // Claude Code's `sandbox` settings, user, project, local, then the named files. A
-    // file inside a directory sandboxed commands may write can only tighten (SBX-6).
     let writable: Vec<PathBuf> = std::iter::once(root.clone())
         .chain(args.workspace.add_dir.iter().cloned())
         .collect();
-    for path in claude_settings_files(&root, home.as_deref(), &args.settings) {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let ignored = sandbox.apply_claude_settings(
-            &text,
-            &path,
-            &root,
-            home.as_deref(),
-            args.sandbox.is_some(),
-            wavesh_tool::sandbox::inside_any(&path, &writable),
-        )?;
-        if !ignored.is_empty() {
-            printer::note(&format!(
-                "wavesh: {} ignored: {} would loosen the sandbox, and sandboxed commands may write that file",
-                path.display(),
-                ignored.join(", ")
-            ));
-        }
-    }
-    sandbox.read_only_level = !args.no_seal;
-    sandbox.auto_allow |= args.auto_allow_sandboxed;
-    sandbox.strict |= args.sandbox_strict;
+    // The sandbox: workspace-write unless --sandbox or Claude Code's settings say
+    // otherwise, assembled by the library (SBX-3).
     let mut builder = session_builder(&args.workspace, |config| {
-        config.sandbox = sandbox;
         config.read_tool.clone_from(&args.host_read_tool);
     })?;
+    // The command line's flags win over the settings files.
+    let (seal, auto_allow, strict) = (
+        !args.no_seal,
+        args.auto_allow_sandboxed,
+        args.sandbox_strict,
+    );
+    builder.sandbox_override(move |sandbox| {
+        sandbox.read_only_level = seal;
+        sandbox.auto_allow |= auto_allow;
+        sandbox.strict |= strict;
+    });
+    if let Some(level) = args.sandbox {
+        builder.sandbox_level(level);
+    }
+    for path in &args.settings {
+        builder.settings_file(path);
+    }
     if args.no_login_env {
         builder.no_login_env();
     }
@@ -369,6 +357,9 @@ fn mcp_session(
         builder.session(session_id, state_dir);
     }
     let session = Arc::new(builder.build()?);
+    for note in session.settings_notes() {
+        printer::note(&format!("wavesh: {note}"));
+    }
     let settings =
         wavesh_policy::settings::Settings::load(session.root(), home.as_deref(), &args.settings)?;
     for (dir, source) in &settings.additional_directories {
@@ -516,22 +507,6 @@ fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     }
     let mut file = options.open(path)?;
     writeln!(file, "{text}")
-}
-
-/// The settings files whose `sandbox` object applies, in order of increasing precedence.
-fn claude_settings_files(
-    root: &std::path::Path,
-    home: Option<&std::path::Path>,
-    extra: &[PathBuf],
-) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = home
-        .map(|home| home.join(".claude/settings.json"))
-        .into_iter()
-        .collect();
-    files.push(root.join(".claude/settings.json"));
-    files.push(root.join(".claude/settings.local.json"));
-    files.extend(extra.iter().cloned());
-    files
 }
 
 /// `wavesh doctor`: what this machine offers the sandbox and which guarantees hold

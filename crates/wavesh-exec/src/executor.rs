@@ -91,10 +91,6 @@ pub struct Controls {
     /// Cancelling it moves a running foreground command to the background at once: the
     /// user's Ctrl+B (BG-6).
     pub move_to_background: CancellationToken,
-    /// The host (or its user) approved this call after asking: the permission decision
-    /// then lets it run even when it would ask (SBX-3). The sandbox level is still
-    /// chosen by the library.
-    pub approved: bool,
 }
 
 impl std::fmt::Debug for Controls {
@@ -102,7 +98,6 @@ impl std::fmt::Debug for Controls {
         f.debug_struct("Controls")
             .field("abort", &self.abort.is_cancelled())
             .field("progress", &self.progress.is_some())
-            .field("approved", &self.approved)
             .finish()
     }
 }

@@ -32,6 +32,8 @@ fn at_level(workspace: &std::path::Path, binary: &str, level: Level) -> Session 
     };
     Session::builder(workspace)
         .supervisor(binary)
+        .sandbox_level(config.sandbox.level)
+        .no_claude_settings()
         .config(config)
         .build()
         .unwrap()
@@ -91,6 +93,8 @@ async fn main() {
         ..ToolConfig::default()
     };
     let session = Session::builder(&workspace)
+        .sandbox_level(Level::Off)
+        .no_claude_settings()
         .config(unsandboxed)
         .build()
         .unwrap();

@@ -235,7 +235,7 @@ impl<'a> Agent<'a> {
         let outcome = self
             .shared
             .executor
-            .run(request, ctx, &self.owner.tasks)
+            .run(request, &ctx.controls(), &self.owner.tasks)
             .await?;
         let mut result = match outcome {
             Outcome::Backgrounded(backgrounded) => {

@@ -3,9 +3,10 @@
 //! Both live in the library so that every host gets them: `Session::bash` decides,
 //! whoever calls it. A command approved because it is read-only runs at `read-only`;
 //! any other command at the session's level; `dangerouslyDisableSandbox` (and a command
-//! of `excludedCommands`) at `off`, which is never approved automatically. A host that
-//! asks its user itself marks the call approved (`CallContext::approved`); the level is
-//! still chosen here.
+//! of `excludedCommands`) at `off`. `dangerouslyDisableSandbox` is never approved
+//! automatically, whoever the approver: it asks unless a user's allow rule names the
+//! command or the host marks the call approved (`CallContext::approved`) after asking its
+//! user. The level is still chosen here.
 
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -128,14 +129,23 @@ fn choose(
         level,
         network: level == Level::ReadOnly && reads_network,
     };
-    if approver == Approver::Host || call.approved {
+    if call.approved {
+        return run;
+    }
+    if unsandboxed {
+        // `dangerouslyDisableSandbox` asks whoever approves, unless a rule the user wrote
+        // allows the command: never approved for being read-only, nor because the host
+        // approves its calls in general.
+        return if decision.outcome == Outcome::Allow && !decision.matched_rules.is_empty() {
+            run
+        } else {
+            Verdict::Ask(decision)
+        };
+    }
+    if approver == Approver::Host {
         return run;
     }
     match decision.outcome {
-        // Unsandboxed runs are never approved for being read-only.
-        Outcome::Allow if unsandboxed && decision.matched_rules.is_empty() => {
-            Verdict::Ask(decision)
-        }
         Outcome::Allow => run,
         _ if sandbox.auto_allow
             && level == Level::WorkspaceWrite
@@ -260,17 +270,49 @@ mod tests {
     #[test]
     fn schema_1_dangerously_disable_sandbox_runs_off_and_is_never_auto_approved() {
         let ro = decision(Outcome::Allow, true, &[], &["read-only"]);
-        assert!(matches!(
+        // Asked of either approver: a host approving its calls in general has not
+        // approved turning the sandbox off (SBX-3).
+        for approver in [Approver::Wavesh, Approver::Host] {
+            assert!(matches!(
+                choose(
+                    ro.clone(),
+                    false,
+                    &call(true, false),
+                    false,
+                    approver,
+                    &ww()
+                ),
+                Verdict::Ask(_)
+            ));
+            assert_eq!(
+                choose(ro.clone(), false, &call(true, true), false, approver, &ww()),
+                Verdict::Run {
+                    level: Level::Off,
+                    network: false
+                }
+            );
+        }
+        // A rule the user wrote allows it.
+        let ruled = decision(
+            Outcome::Allow,
+            false,
+            &["Bash(npm publish:*)"],
+            &["allowed"],
+        );
+        assert_eq!(
             choose(
-                ro.clone(),
+                ruled,
                 false,
                 &call(true, false),
                 false,
-                Approver::Wavesh,
+                Approver::Host,
                 &ww()
             ),
-            Verdict::Ask(_)
-        ));
+            Verdict::Run {
+                level: Level::Off,
+                network: false
+            }
+        );
         let auto = SandboxSettings {
             auto_allow: true,
             ..ww()

@@ -36,6 +36,19 @@ pub fn default_secret_names() -> Vec<String> {
         .collect()
 }
 
+/// The Claude Code settings files whose `sandbox` object applies, in order of increasing
+/// precedence: the user's, the project's, the local one, then `extra`.
+pub fn claude_settings_files(root: &Path, home: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = home
+        .map(|home| home.join(".claude/settings.json"))
+        .into_iter()
+        .collect();
+    files.push(root.join(".claude/settings.json"));
+    files.push(root.join(".claude/settings.local.json"));
+    files.extend(extra.iter().cloned());
+    files
+}
+
 /// The sandbox part of a session's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
@@ -70,7 +83,8 @@ pub struct SandboxSettings {
 impl Default for SandboxSettings {
     fn default() -> Self {
         SandboxSettings {
-            level: Level::Off,
+            // The library seals by default (SBX-3): `off` is the host's explicit choice.
+            level: Level::WorkspaceWrite,
             read_only_level: true,
             auto_allow: false,
             excluded_commands: Vec::new(),
@@ -413,7 +427,11 @@ mod tests {
 
     #[test]
     fn sbx_3_claude_sandbox_settings_are_read() {
-        let mut settings = SandboxSettings::default();
+        // From `off`, so that `enabled: true` is seen to choose the level.
+        let mut settings = SandboxSettings {
+            level: Level::Off,
+            ..SandboxSettings::default()
+        };
         let text = r#"{"sandbox": {"enabled": true, "excludedCommands": ["docker"],
             "failIfUnavailable": true,
             "filesystem": {"allowWrite": ["~/.cache/x", "build"], "denyWrite": ["//etc/y"], "denyRead": ["~/secret"]}}}"#;
@@ -447,7 +465,10 @@ mod tests {
                 .contains(&PathBuf::from("/h/secret"))
         );
 
-        let mut given = SandboxSettings::default();
+        let mut given = SandboxSettings {
+            level: Level::Off,
+            ..SandboxSettings::default()
+        };
         given
             .apply_claude_settings(
                 r#"{"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": false}}"#,

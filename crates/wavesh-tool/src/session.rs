@@ -28,9 +28,45 @@ use crate::task_tools::{
 };
 
 /// What the host passes with each call: the abort token (EXEC-6), the progress sink
-/// (EXEC-5) and the user's move to the background (BG-6). The executor's own controls,
-/// passed through unchanged.
-pub type CallContext = wavesh_exec::Controls;
+/// (EXEC-5), the user's move to the background (BG-6), and whether the host asked its
+/// user and got a yes (SBX-3).
+#[derive(Clone, Default)]
+pub struct CallContext {
+    /// Cancelling it aborts the command: the whole tree is ended (EXEC-6). Once a command
+    /// has moved to the background it no longer listens to this (BG-3).
+    pub abort: tokio_util::sync::CancellationToken,
+    /// Where progress events go, if anywhere.
+    pub progress: Option<wavesh_exec::ProgressSink>,
+    /// Cancelling it moves a running foreground command to the background at once: the
+    /// user's Ctrl+B (BG-6).
+    pub move_to_background: tokio_util::sync::CancellationToken,
+    /// The host (or its user) approved this call after asking: the permission decision
+    /// then lets it run even when it would ask, `dangerouslyDisableSandbox` included
+    /// (SBX-3). The sandbox level is still chosen by the library. A decision, so it is
+    /// the library's, not the executor's.
+    pub approved: bool,
+}
+
+impl CallContext {
+    /// The executor's part: what controls a running command.
+    pub(crate) fn controls(&self) -> wavesh_exec::Controls {
+        wavesh_exec::Controls {
+            abort: self.abort.clone(),
+            progress: self.progress.clone(),
+            move_to_background: self.move_to_background.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("abort", &self.abort.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .field("approved", &self.approved)
+            .finish()
+    }
+}
 
 /// A running background task, as reported in a result (BG-1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -269,6 +305,15 @@ pub enum SessionError {
     /// session refuses to start rather than run commands without them.
     #[error("cannot enforce the per-command limits: {0}")]
     Limits(String),
+    /// The configuration asks for the sandbox level `off` without the builder call that
+    /// chooses it (SBX-3).
+    #[error(
+        "the sandbox level `off` was set in the configuration only: a session runs unsandboxed only when the host says so with SessionBuilder::sandbox_level(Level::Off)"
+    )]
+    UnsandboxedByDefault,
+    /// A Claude Code settings file could not be applied.
+    #[error(transparent)]
+    Settings(#[from] crate::sandbox::SandboxSettingsError),
 }
 
 /// How a session starts and ends its commands' processes.
@@ -333,7 +378,18 @@ pub struct SessionBuilder {
     read_state: Option<Arc<dyn ReadFileState>>,
     permissions: Arc<Permissions>,
     home: Option<PathBuf>,
+    /// The level the host chose ([`SessionBuilder::sandbox_level`]).
+    level: Option<wavesh_exec::sandbox::Level>,
+    /// Claude Code's settings files are read (on by default).
+    claude_settings: bool,
+    /// Settings files named by the host, read after the usual ones.
+    settings_files: Vec<PathBuf>,
+    /// The host's last word on the sandbox settings, after the files.
+    sandbox_overrides: Vec<SandboxOverride>,
 }
+
+/// A change the host makes to the sandbox settings after Claude Code's files.
+type SandboxOverride = Box<dyn Fn(&mut crate::sandbox::SandboxSettings) + Send + Sync>;
 
 /// Where a session's login-shell environment comes from (ENV).
 #[derive(Debug, Clone)]
@@ -438,6 +494,114 @@ impl SessionBuilder {
         self
     }
 
+    /// The sandbox level of commands that are not approved as read-only, chosen by the
+    /// host (SBX-3): Claude Code's `sandbox.enabled` then does not change it. Without
+    /// this call a session runs them at `workspace-write`, or at what the settings say;
+    /// `off` comes from this call, or from a settings file the user wrote, never from a
+    /// default.
+    pub fn sandbox_level(&mut self, level: wavesh_exec::sandbox::Level) -> &mut Self {
+        self.level = Some(level);
+        self
+    }
+
+    /// Reads no Claude Code settings file: the sandbox is the configuration's alone.
+    pub fn no_claude_settings(&mut self) -> &mut Self {
+        self.claude_settings = false;
+        self
+    }
+
+    /// Also applies the `sandbox` object of this settings file, after the user's
+    /// (`~/.claude/settings.json`), the project's (`.claude/settings.json`) and the
+    /// local one (`.claude/settings.local.json`).
+    pub fn settings_file(&mut self, path: impl Into<PathBuf>) -> &mut Self {
+        self.settings_files.push(path.into());
+        self
+    }
+
+    /// Changes the sandbox settings after Claude Code's files were applied: the host's
+    /// own flags (a command-line `--auto-allow-sandboxed`) win over the files.
+    pub fn sandbox_override(
+        &mut self,
+        change: impl Fn(&mut crate::sandbox::SandboxSettings) + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.sandbox_overrides.push(Box::new(change));
+        self
+    }
+
+    /// The sandbox settings after the host's level and Claude Code's settings files, and
+    /// a note for each file whose loosening keys were ignored (SBX-3, SBX-6).
+    fn sandbox_settings(
+        &self,
+        config: &mut ToolConfig,
+        root: &Path,
+    ) -> Result<Vec<String>, SessionError> {
+        use wavesh_exec::sandbox::Level;
+        match self.level {
+            Some(level) => config.sandbox.level = level,
+            None if config.sandbox.level == Level::Off => {
+                return Err(SessionError::UnsandboxedByDefault);
+            }
+            None => {}
+        }
+        let mut notes = Vec::new();
+        if self.claude_settings {
+            notes = self.apply_settings_files(config, root)?;
+        }
+        for change in &self.sandbox_overrides {
+            change(&mut config.sandbox);
+        }
+        Ok(notes)
+    }
+
+    /// Applies Claude Code's settings files to `config`; a note for each file whose
+    /// loosening keys were ignored.
+    fn apply_settings_files(
+        &self,
+        config: &mut ToolConfig,
+        root: &Path,
+    ) -> Result<Vec<String>, SessionError> {
+        let mut notes = Vec::new();
+        let home = self.home.clone().or_else(home_dir);
+        // A file inside a directory sandboxed commands may write can only tighten: a
+        // command could have written it (SBX-6).
+        let writable: Vec<PathBuf> = std::iter::once(root.to_path_buf())
+            .chain(self.additional_dirs.iter().map(|d| absolute(d)))
+            .chain(config.sandbox.allow_write.iter().cloned())
+            .collect();
+        for path in
+            crate::sandbox::claude_settings_files(root, home.as_deref(), &self.settings_files)
+        {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(error) => {
+                    return Err(SessionError::Settings(
+                        crate::sandbox::SandboxSettingsError {
+                            path,
+                            why: format!("cannot read it: {error}"),
+                        },
+                    ));
+                }
+            };
+            let ignored = config.sandbox.apply_claude_settings(
+                &text,
+                &path,
+                root,
+                home.as_deref(),
+                self.level.is_some(),
+                crate::sandbox::inside_any(&path, &writable),
+            )?;
+            if !ignored.is_empty() {
+                notes.push(format!(
+                    "{} ignored: {} would loosen the sandbox, and sandboxed commands may write that file",
+                    path.display(),
+                    ignored.join(", ")
+                ));
+            }
+        }
+        Ok(notes)
+    }
+
     /// The home directory: commands get it as `HOME`, and the sandbox hides its secrets
     /// (default: `$HOME`, as it is).
     pub fn home(&mut self, home: impl Into<PathBuf>) -> &mut Self {
@@ -525,10 +689,11 @@ impl SessionBuilder {
             None => wavesh_exec::resolve_default_shell(),
         };
         let (selection, shell) = self.select_shell(candidate)?;
+        let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
+        let settings_notes = self.sandbox_settings(&mut config, &root)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
         let dir_path = dir.path().to_path_buf();
         let (spawner, signaller) = self.processes()?;
-        let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
@@ -579,6 +744,7 @@ impl SessionBuilder {
             config,
             expired: Mutex::default(),
             descriptions: Mutex::default(),
+            settings_notes,
             pending_note: Mutex::new(
                 match &selection {
                     ShellSelection::Fallback { was } => {
@@ -747,6 +913,9 @@ pub(crate) struct Shared {
     descriptions: Mutex<HashMap<String, String>>,
     /// How the shell was chosen (SHELL-3).
     pub(crate) selection: ShellSelection,
+    /// Claude Code settings keys ignored because they would loosen the sandbox from a
+    /// file sandboxed commands may write (SBX-6), for the host to show.
+    settings_notes: Vec<String>,
     /// A note for the next result (the shell fallback of SHELL-3), given once.
     pending_note: Mutex<Option<String>>,
     /// The login-shell environment and how long the first command may wait for it.
@@ -1071,10 +1240,21 @@ impl Session {
             read_state: None,
             permissions: Arc::new(Permissions::default()),
             home: None,
+            level: None,
+            claude_settings: true,
+            settings_files: Vec::new(),
+            sandbox_overrides: Vec::new(),
         }
     }
 
     agent_calls!();
+
+    /// The settings keys this session ignored because they would loosen the sandbox from
+    /// a file sandboxed commands may write (SBX-6), one line per file, for the host to
+    /// show its user.
+    pub fn settings_notes(&self) -> &[String] {
+        &self.shared.settings_notes
+    }
 
     /// What would happen to `input` if called now: run at a level, ask, or refuse
     /// (SBX-3). A host that asks its user calls this first, then calls [`Session::bash`]

@@ -20,6 +20,8 @@ fn session_with_reads(fx: &Fixture) -> (Session, Arc<MemoryReadState>) {
     let mut builder = Session::builder(&fx.root);
     builder
         .private_base(fx.base.join("private"))
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
         .config(ToolConfig {
             read_tool: Some("Read".into()),
             ..ToolConfig::default()

@@ -29,6 +29,8 @@ fn session(fx: &Fixture, config: ProbeConfig) -> Session {
     let mut builder = Session::builder(&fx.root);
     builder
         .private_base(fx.base.join("private"))
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
         .login_env(ProbeHandle::spawn(config), budget);
     builder.build().unwrap()
 }

@@ -240,6 +240,8 @@ async fn shell_3_resume_restored_fallback_stale() {
         builder
             .private_base(fx.base.join("private"))
             .no_login_env()
+            .sandbox_level(wavesh_exec::sandbox::Level::Off)
+            .no_claude_settings()
             .session("s-1", &state)
             .shell_resolution(resolution);
         builder.build().unwrap()

@@ -66,6 +66,8 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
     builder
         .private_base(fx.base.join("private"))
         .config(config.clone())
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
         .no_login_env()
         .read_state(state);
     let session = builder.build().unwrap();

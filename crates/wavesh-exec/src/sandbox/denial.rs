@@ -47,18 +47,35 @@ pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> 
             signal = true;
             continue;
         }
-        let what = candidate_paths(line).into_iter().find_map(|path| {
-            let resolved = absolute(&path, cwd);
-            // A relative path that is not there was relative to a directory the
-            // command changed to: only its name can still be judged.
-            if Path::new(&path).is_relative()
-                && std::fs::symlink_metadata(&resolved).is_err()
-                && !plan.is_secret(&resolved)
-            {
-                return None;
-            }
-            judge(&resolved, plan, whole)
-        });
+        // Of the paths a line names, a secret's is the one to tell: `ln SECRET name`
+        // names both, and the secret is what was refused.
+        let judged: Vec<String> = candidate_paths(line)
+            .into_iter()
+            .filter_map(|path| {
+                let resolved = absolute(&path, cwd);
+                // A relative path that is not there may be relative to a directory the
+                // command changed to: only its name can still be judged, unless the
+                // line says it was being made (the shell's redirection, `cannot
+                // create`) in a directory that is there.
+                let made_here = WRITE_HINTS.iter().any(|w| whole.contains(w))
+                    && resolved
+                        .parent()
+                        .is_some_and(|dir| std::fs::metadata(dir).is_ok_and(|m| m.is_dir()));
+                if Path::new(&path).is_relative()
+                    && std::fs::symlink_metadata(&resolved).is_err()
+                    && !made_here
+                    && !plan.is_secret(&resolved)
+                {
+                    return None;
+                }
+                judge(&resolved, plan, whole)
+            })
+            .collect();
+        let what = judged
+            .iter()
+            .find(|text| text.starts_with("reading "))
+            .or(judged.first())
+            .cloned();
         match what {
             Some(text) if !refused.contains(&text) && refused.len() < MAX_NAMED => {
                 refused.push(text);

@@ -33,6 +33,8 @@ impl Fixture {
         builder
             .private_base(base.join("private"))
             .config(config)
+            .sandbox_level(wavesh_exec::sandbox::Level::Off)
+            .no_claude_settings()
             .no_login_env();
         Fixture {
             session: builder.build().unwrap(),
