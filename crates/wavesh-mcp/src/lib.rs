@@ -95,24 +95,25 @@ impl WaveshServer {
         }
     }
 
-    /// The permission gate for a Bash call: `Ok(approved)` runs it (`approved` when the
-    /// user said yes here), `Err` answers instead. The session decides again when it
-    /// runs, and picks the sandbox level itself. Invalid input passes: the tool reports
-    /// it itself.
+    /// The permission gate for a Bash call: `Ok((approved, prepared))` runs it
+    /// (`approved` when the user said yes here), with the call's analysis and decision
+    /// handed on to the run, which neither parses the command nor asks git again; `Err`
+    /// answers instead. The session picks the sandbox level itself. Invalid input
+    /// passes: the tool reports it itself.
     async fn gate(
         &self,
         name: &str,
         input: &serde_json::Value,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<bool, Box<CallToolResponse>> {
+    ) -> Result<(bool, Option<wavesh_tool::Prepared>), Box<CallToolResponse>> {
         if name != wavesh_tool::BASH_TOOL_NAME {
-            return Ok(false);
+            return Ok((false, None));
         }
         let Ok(parsed) = wavesh_tool::parse_bash_input(input) else {
-            return Ok(false);
+            return Ok((false, None));
         };
-        let refuse = |message: String| -> Result<bool, Box<CallToolResponse>> {
+        let refuse = |message: String| -> Result<(bool, Option<wavesh_tool::Prepared>), Box<CallToolResponse>> {
             Err(Box::new(
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "<tool_use_error>{message}</tool_use_error>"
@@ -123,10 +124,11 @@ impl WaveshServer {
         let asker = permissions::Permissions {
             session: &self.session,
         };
-        let decision = match self.session.verdict(&parsed) {
-            wavesh_tool::Verdict::Run { .. } => return Ok(false),
-            wavesh_tool::Verdict::Ask(decision) => decision,
-            wavesh_tool::Verdict::Deny(message) => return refuse(message),
+        let prepared = self.session.prepare(&parsed);
+        let decision = match prepared.verdict() {
+            wavesh_tool::Verdict::Run { .. } => return Ok((false, Some(prepared))),
+            wavesh_tool::Verdict::Ask(decision) => decision.clone(),
+            wavesh_tool::Verdict::Deny(message) => return refuse(message.clone()),
         };
         // The answer of an "input required" round trip (protocol 2026-07-28).
         if let Some(answer) = request
@@ -136,7 +138,7 @@ impl WaveshServer {
         {
             return match serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()) {
                 Ok(result) => match asker.answer(&result, &decision) {
-                    Gate::Run => Ok(true),
+                    Gate::Run => Ok((true, Some(prepared))),
                     Gate::Refuse(message) => refuse(message),
                 },
                 Err(error) => refuse(format!(
@@ -172,7 +174,7 @@ impl WaveshServer {
             .ask_by_request(&context.peer, &parsed.command, &decision)
             .await
         {
-            Gate::Run => Ok(true),
+            Gate::Run => Ok((true, Some(prepared))),
             Gate::Refuse(message) => refuse(message),
         }
     }
@@ -202,8 +204,8 @@ impl WaveshServer {
     ) -> CallToolResponse {
         let name = request.name.to_string();
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-        let approved = match self.gate(&name, &input, &request, &context).await {
-            Ok(approved) => approved,
+        let (approved, prepared) = match self.gate(&name, &input, &request, &context).await {
+            Ok(gated) => gated,
             Err(response) => return *response,
         };
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
@@ -228,7 +230,10 @@ impl WaveshServer {
             .into_iter()
             .map(|note| ContentBlock::text(note.text))
             .collect();
-        let outcome = self.session.call_tool(&name, &input, &ctx).await;
+        let outcome = self
+            .session
+            .call_tool_prepared(&name, &input, &ctx, prepared)
+            .await;
         watcher.abort();
         match outcome {
             Ok(output) => {

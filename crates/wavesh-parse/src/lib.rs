@@ -224,8 +224,22 @@ pub fn shorten(text: &str) -> String {
     }
 }
 
+/// How many commands this process analysed ([`analyze`]) and parsed a second time
+/// ([`second_opinion`]): for tests and benchmarks that check a call analyses its command
+/// once.
+pub fn parse_counts() -> (u64, u64) {
+    use std::sync::atomic::Ordering;
+    (
+        ANALYSES.load(Ordering::Relaxed),
+        second::SECOND_OPINIONS.load(Ordering::Relaxed),
+    )
+}
+
+static ANALYSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Analyses `source` for `dialect`.
 pub fn analyze(source: &str, dialect: Dialect) -> Analysis {
+    ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut analysis = Analysis {
         dialect,
         ..Analysis::default()

@@ -17,9 +17,14 @@ const COMMAND_KINDS: &[&str] = &[
 /// Kinds whose children are walked for commands in supported positions.
 const STRUCTURE_KINDS: &[&str] = &["program", "list", "pipeline", "redirected_statement"];
 
+/// How many second opinions this process gave (see `parse_counts`).
+pub(crate) static SECOND_OPINIONS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
 /// Checks that tree-sitter-bash sees exactly the simple commands of `analysis`, with the
 /// same argv after quote removal. `Err` says how they differ.
 pub fn second_opinion(source: &str, analysis: &Analysis) -> Result<(), String> {
+    SECOND_OPINIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())

@@ -490,6 +490,7 @@ pub fn first_dangerous(entries: &[ConfigEntry]) -> Option<String> {
 /// not a repository's), a cleared environment with only `PATH`, no terminal prompt.
 /// Listing config runs no hook, filter, fsmonitor or helper.
 pub fn git_config_list(dir: &Path, git_dir: Option<&Path>) -> Result<Vec<u8>, String> {
+    GIT_CONFIG_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let null = if cfg!(windows) { "NUL" } else { "/dev/null" };
     let mut command = std::process::Command::new("git");
     command
@@ -525,6 +526,216 @@ pub fn git_config_list(dir: &Path, git_dir: Option<&Path>) -> Result<Vec<u8>, St
         ));
     }
     Ok(output.stdout)
+}
+
+/// How many times this process ran `git config` for the guard ([`git_config_list`]):
+/// for tests and benchmarks that check an unchanged repository costs no process.
+pub fn git_config_runs() -> u64 {
+    GIT_CONFIG_RUNS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static GIT_CONFIG_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What an answer took from a path: whether and what it is (a directory's entries may
+/// change without changing that: `git status` writes `.git/index`), or its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Probe {
+    Kind,
+    Content,
+}
+
+/// A path's stamp for a probe: for [`Probe::Kind`] its type and, for a file, its size
+/// (a `.git` file is read whole); for [`Probe::Content`] also its device, inode and
+/// modification time in ns.
+type Stamp = Option<(u8, u64, u64, u64, i128)>;
+
+fn stamp(path: &Path, probe: Probe) -> Stamp {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let kind = if meta.file_type().is_symlink() {
+        2
+    } else if meta.is_dir() {
+        1
+    } else {
+        0
+    };
+    let size = if kind == 0 { meta.len() } else { 0 };
+    if probe == Probe::Kind {
+        return Some((kind, size, 0, 0, 0));
+    }
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128);
+    #[cfg(unix)]
+    let (dev, ino) = {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let (dev, ino) = (0, 0);
+    Some((kind, meta.len(), dev, ino, mtime))
+}
+
+/// A file system view that remembers every path it was asked about, and every file git
+/// read its config from, so that an answer built from it can be reused while none of
+/// them changed.
+struct Recording<'a> {
+    inner: &'a dyn Fs,
+    paths: std::sync::Mutex<Vec<(PathBuf, Probe)>>,
+}
+
+impl Recording<'_> {
+    fn record(&self, path: &Path, probe: Probe) {
+        self.paths
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((path.to_path_buf(), probe));
+    }
+}
+
+impl Fs for Recording<'_> {
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        self.record(path, Probe::Kind);
+        self.inner.kind(path)
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        self.record(path, Probe::Content);
+        self.inner.read_link(path)
+    }
+    fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
+        self.record(path, Probe::Content);
+        self.inner.read(path, max)
+    }
+    fn list(&self, dir: &Path) -> Option<Vec<String>> {
+        self.record(dir, Probe::Content);
+        self.inner.list(dir)
+    }
+    fn canonical(&self, path: &Path) -> Option<PathBuf> {
+        for ancestor in path.ancestors() {
+            self.record(ancestor, Probe::Content);
+        }
+        self.inner.canonical(path)
+    }
+    fn hard_links(&self, path: &Path) -> u64 {
+        self.record(path, Probe::Content);
+        self.inner.hard_links(path)
+    }
+    fn git_config(&self, dir: &Path, git_dir: Option<&Path>) -> Result<Vec<u8>, String> {
+        let listing = self.inner.git_config(dir, git_dir)?;
+        // Every file the listing came from (included ones too), relative to where git
+        // ran.
+        if let Ok(entries) = parse_config_list(&listing) {
+            for entry in entries {
+                let Some(file) = entry.origin.strip_prefix("file:") else {
+                    continue;
+                };
+                let file = dir.join(file);
+                // An include whose file is missing is skipped by git: made later, it
+                // would add config, so it is stamped too (missing).
+                let key = entry.key.to_ascii_lowercase();
+                if (key == "include.path"
+                    || key.starts_with("includeif.") && key.ends_with(".path"))
+                    && let Some(value) = &entry.value
+                    && !value.starts_with('~')
+                {
+                    let base = file.parent().unwrap_or(dir);
+                    self.record(&base.join(value), Probe::Content);
+                }
+                self.record(&file, Probe::Content);
+            }
+        }
+        Ok(listing)
+    }
+}
+
+/// One guard answer kept by [`cached_git_context`].
+struct CachedContext {
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+    stamps: Vec<(PathBuf, Probe, Stamp)>,
+    context: GitContext,
+}
+
+/// [`git_context`] on the real file system, kept while nothing it was built from
+/// changed: every path the guard looked at (whether there is a `.git` in each directory
+/// up to `/`, the git directory's hooks and submodules), every file git read the config
+/// from (includes too), and the files git may read a config or a conditional include's
+/// branch from even when they do not exist yet (`config`, `config.worktree`, `HEAD`,
+/// `commondir` of the git directory and of its common directory). An unchanged
+/// repository costs a few stats instead of a `git config` process per call; `git status`
+/// or a commit change none of these. An answer built from a file changed in the last two
+/// seconds is not kept (its change may not show in its stamp).
+pub fn cached_git_context(cwd: &Path, env: &[(String, String)]) -> GitContext {
+    const ENTRIES: usize = 8;
+    static CACHE: std::sync::Mutex<Vec<CachedContext>> = std::sync::Mutex::new(Vec::new());
+    let env: Vec<(String, String)> = env
+        .iter()
+        .filter(|(name, _)| name == "PATH" || name.starts_with("GIT_"))
+        .cloned()
+        .collect();
+    {
+        let mut cache = CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = cache.iter().position(|c| c.cwd == cwd && c.env == env) {
+            if cache[at]
+                .stamps
+                .iter()
+                .all(|(path, probe, old)| stamp(path, *probe) == *old)
+            {
+                return cache[at].context.clone();
+            }
+            cache.remove(at);
+        }
+    }
+    let recording = Recording {
+        inner: &RealFs,
+        paths: std::sync::Mutex::new(Vec::new()),
+    };
+    let context = git_context(cwd, &env, &recording);
+    let mut paths = recording
+        .paths
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Ok(Some(git_dir)) = find_repository(cwd, &RealFs) {
+        let common = common_dir(&git_dir, &RealFs);
+        for dir in [&git_dir, &common] {
+            for name in ["config", "config.worktree", "HEAD", "commondir"] {
+                paths.push((dir.join(name), Probe::Content));
+            }
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    let stamps: Vec<(PathBuf, Probe, Stamp)> = paths
+        .into_iter()
+        .map(|(path, probe)| {
+            let now = stamp(&path, probe);
+            (path, probe, now)
+        })
+        .collect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i128::MAX, |d| d.as_nanos() as i128);
+    let settled = stamps.iter().all(|(_, probe, s)| {
+        *probe == Probe::Kind || s.is_none_or(|(_, _, _, _, mtime)| now - mtime > 2_000_000_000)
+    });
+    if settled {
+        let mut cache = CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.len() == ENTRIES {
+            cache.remove(0);
+        }
+        cache.push(CachedContext {
+            cwd: cwd.to_path_buf(),
+            env,
+            stamps,
+            context: context.clone(),
+        });
+    }
+    context
 }
 
 /// Hooks that read-only-looking commands fire: `git status` refreshes and writes the

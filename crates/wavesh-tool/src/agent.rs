@@ -13,7 +13,7 @@ use wavesh_exec::{
 
 use crate::config::{ASSISTANT_BUDGET_MS, HostMode};
 use crate::input::BashInput;
-use crate::permissions::Verdict;
+use crate::permissions::{Prepared, Verdict};
 use crate::render::{self, ExitMeaning, ModelOutput};
 use crate::session::{
     BashResult, CallContext, Owner, Shared, TaskInfo, TaskNotification, TaskOutputResult,
@@ -172,6 +172,7 @@ impl<'a> Agent<'a> {
         &self,
         input: BashInput,
         ctx: &CallContext,
+        prepared: Option<Prepared>,
     ) -> Result<BashResult, ToolError> {
         let config = &self.shared.config;
         if let ShellSelection::Stale { was } = &self.shared.selection {
@@ -182,15 +183,20 @@ impl<'a> Agent<'a> {
         }
         let mut notes = Vec::new();
         let cwd = self.shared.start_dir(self.owner.subagent, &mut notes);
-        let (sandbox, network) = match self.shared.verdict(
-            &input.command,
-            input.dangerously_disable_sandbox,
-            ctx.approved,
-            &cwd,
-        ) {
-            Verdict::Run { level, network } => (level, network),
-            Verdict::Ask(decision) => return Err(ToolError::NeedsApproval(decision)),
-            Verdict::Deny(message) => return Err(ToolError::Denied(message)),
+        let prepared = match prepared {
+            Some(prepared)
+                if prepared.matches(&input.command, &cwd, input.dangerously_disable_sandbox) =>
+            {
+                prepared
+            }
+            _ => self
+                .shared
+                .prepare(&input.command, input.dangerously_disable_sandbox, &cwd),
+        };
+        let (sandbox, network) = match prepared.verdict_for(ctx.approved) {
+            Verdict::Run { level, network } => (*level, *network),
+            Verdict::Ask(decision) => return Err(ToolError::NeedsApproval(decision.clone())),
+            Verdict::Deny(message) => return Err(ToolError::Denied(message.clone())),
         };
         let timeout_ms = input.timeout_ms.unwrap_or(config.default_timeout_ms);
         let (deadline_ms, reason) = match config.mode {
@@ -243,9 +249,14 @@ impl<'a> Agent<'a> {
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
                 self.backgrounded(&backgrounded, deadline_ms, notes)
             }
-            Outcome::Finished(finished) => {
-                self.finished(&input, finished, deadline_ms, &started, notes)?
-            }
+            Outcome::Finished(finished) => self.finished(
+                &input,
+                &prepared.analysis,
+                finished,
+                deadline_ms,
+                &started,
+                notes,
+            )?,
         };
         if let Some(note) = self.shared.take_note() {
             result.text = format!("{note}\n{}", result.text);
@@ -309,6 +320,7 @@ impl<'a> Agent<'a> {
     fn finished(
         &self,
         input: &BashInput,
+        analysis: &wavesh_parse::Analysis,
         finished: Finished,
         deadline_ms: u64,
         started: &RunStart,
@@ -339,11 +351,6 @@ impl<'a> Agent<'a> {
             result.image = Some(image);
             return Ok(result);
         }
-        let dialect = match self.shared.executor.shell().kind() {
-            wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
-            wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
-        };
-        let analysis = wavesh_parse::analyze(&input.command, dialect);
         let meaning = match finished.ending {
             Ending::Exited => render::exit_meaning(&input.command, code),
             // A command ended by us has no exit-code meaning of its own.
@@ -379,20 +386,20 @@ impl<'a> Agent<'a> {
         let printed;
         let output_path = match output {
             ModelOutput::Inline(text) => {
-                gh_note = crate::gh_limit::reminder(&analysis, &text);
+                gh_note = crate::gh_limit::reminder(analysis, &text);
                 let text = text.trim_end_matches(['\n', '\r']);
                 printed = !text.is_empty();
                 if printed {
                     lines.push(text.to_owned());
                 }
                 if succeeded && let Some(state) = &self.shared.read_state {
-                    crate::read_state::record_reads(&analysis, &started.cwd, state.as_ref());
+                    crate::read_state::record_reads(analysis, &started.cwd, state.as_ref());
                 }
                 None
             }
             ModelOutput::Persisted { envelope, .. } => {
                 printed = true;
-                gh_note = crate::gh_limit::reminder(&analysis, &envelope);
+                gh_note = crate::gh_limit::reminder(analysis, &envelope);
                 lines.push(envelope);
                 Some(finished.output.keep())
             }

@@ -31,7 +31,7 @@ pub use description::{
     BASH_TOOL_NAME, ToolDefinition, bash_description, bash_input_schema, tool_definitions,
 };
 pub use input::{BashInput, InputError, parse_bash_input};
-pub use permissions::{Approver, Permissions, Verdict};
+pub use permissions::{Approver, Permissions, Prepared, Verdict};
 pub use sandbox::SandboxSettings;
 pub use session::{
     BashResult, CallContext, Session, SessionBuilder, SessionError, Subagent, TaskInfo,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::RwLock;
 
 use wavesh_exec::sandbox::Level;
-use wavesh_policy::git_guard::{RealFs, git_context};
+use wavesh_policy::git_guard::cached_git_context;
 use wavesh_policy::settings::Settings;
 use wavesh_policy::{ClassifyContext, Decision, Dialect, Outcome, PermissionMode, decide};
 
@@ -58,7 +58,49 @@ pub enum Verdict {
     Deny(String),
 }
 
+/// One Bash call's analysis and decision, made once (PARSE): the verdict, the run and the
+/// rendering of the result all read this, and an MCP gate hands it on to the run, so a
+/// call parses its command once and asks git about the repository at most once.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) unsandboxed: bool,
+    pub(crate) analysis: std::sync::Arc<wavesh_parse::Analysis>,
+    /// The verdict as decided, and as it stands once the host approved the call.
+    unapproved: Verdict,
+    approved: Verdict,
+}
+
+impl Prepared {
+    /// What would happen to the call now: run at a level, ask, or refuse (SBX-3).
+    pub fn verdict(&self) -> &Verdict {
+        &self.unapproved
+    }
+
+    /// The verdict once the host has, or has not, approved the call.
+    pub(crate) fn verdict_for(&self, approved: bool) -> &Verdict {
+        if approved {
+            &self.approved
+        } else {
+            &self.unapproved
+        }
+    }
+
+    /// The command's analysis.
+    pub fn analysis(&self) -> &wavesh_parse::Analysis {
+        &self.analysis
+    }
+
+    /// Whether this was prepared for `command` from `cwd`, with the sandbox flag as
+    /// given: otherwise it is made again.
+    pub(crate) fn matches(&self, command: &str, cwd: &std::path::Path, unsandboxed: bool) -> bool {
+        self.command == command && self.cwd == cwd && self.unsandboxed == unsandboxed
+    }
+}
+
 /// The inputs of one decision.
+#[derive(Clone)]
 pub(crate) struct Call<'a> {
     pub command: &'a str,
     pub unsandboxed: bool,
@@ -69,12 +111,12 @@ pub(crate) struct Call<'a> {
 }
 
 impl Permissions {
-    /// Decides `call` under the session's `sandbox` settings.
-    pub(crate) fn verdict(&self, call: &Call<'_>, sandbox: &SandboxSettings) -> Verdict {
+    /// Analyses and decides `call` under the session's `sandbox` settings, once.
+    pub(crate) fn prepare(&self, call: &Call<'_>, sandbox: &SandboxSettings) -> Prepared {
         let env: Vec<(String, String)> = std::env::vars().collect();
         let ctx = ClassifyContext {
             home: call.home.clone(),
-            git: git_context(&call.cwd, &env, &RealFs),
+            git: cached_git_context(&call.cwd, &env),
             cwd: call.cwd.clone(),
             ..ClassifyContext::default()
         };
@@ -90,14 +132,28 @@ impl Permissions {
             .iter()
             .filter_map(|c| c.argv.first())
             .any(|argv0| sandbox.is_excluded(&argv0.value));
-        choose(
-            decision,
-            wavesh_policy::reads_over_network(&analysis),
-            call,
-            excluded,
-            self.approver,
-            sandbox,
-        )
+        let reads_network = wavesh_policy::reads_over_network(&analysis);
+        let verdict = |approved: bool| {
+            choose(
+                decision.clone(),
+                reads_network,
+                &Call {
+                    approved,
+                    ..call.clone()
+                },
+                excluded,
+                self.approver,
+                sandbox,
+            )
+        };
+        Prepared {
+            command: call.command.to_owned(),
+            cwd: call.cwd.clone(),
+            unsandboxed: call.unsandboxed,
+            unapproved: verdict(false),
+            approved: verdict(true),
+            analysis: std::sync::Arc::new(analysis),
+        }
     }
 }
 

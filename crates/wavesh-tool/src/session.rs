@@ -19,7 +19,7 @@ use crate::agent::Agent;
 use crate::command_words::first_command_name;
 use crate::config::ToolConfig;
 use crate::input::{BashInput, InputError, parse_bash_input};
-use crate::permissions::{Call, Permissions, Verdict};
+use crate::permissions::{Call, Permissions, Prepared, Verdict};
 use crate::read_state::ReadFileState;
 use crate::render;
 use crate::shell_state::{self, ShellSelection};
@@ -935,14 +935,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// The permission verdict of `command` run from `cwd` (SBX-3).
-    pub(crate) fn verdict(
-        &self,
-        command: &str,
-        unsandboxed: bool,
-        approved: bool,
-        cwd: &Path,
-    ) -> Verdict {
+    /// The analysis and permission decision of `command` run from `cwd`, made once
+    /// for the call (SBX-3, PARSE).
+    pub(crate) fn prepare(&self, command: &str, unsandboxed: bool, cwd: &Path) -> Prepared {
         let dialect = match self.executor.shell().kind() {
             wavesh_exec::ShellKind::Zsh => wavesh_parse::Dialect::Zsh,
             wavesh_exec::ShellKind::Bash => wavesh_parse::Dialect::Bash,
@@ -953,11 +948,11 @@ impl Shared {
                 .read()
                 .unwrap_or_else(PoisonError::into_inner),
         );
-        permissions.verdict(
+        permissions.prepare(
             &Call {
                 command,
                 unsandboxed,
-                approved,
+                approved: false,
                 cwd: cwd.to_path_buf(),
                 dialect,
                 home: self.home.clone(),
@@ -1116,7 +1111,19 @@ macro_rules! agent_calls {
             input: BashInput,
             ctx: &CallContext,
         ) -> Result<BashResult, ToolError> {
-            self.agent().bash(input, ctx).await
+            self.agent().bash(input, ctx, None).await
+        }
+
+        /// Runs a `Bash` call with the analysis and decision made for it beforehand
+        /// ([`Session::prepare`]); they are made again only if the command, the sandbox
+        /// flag or the working directory changed since.
+        pub async fn bash_prepared(
+            &self,
+            input: BashInput,
+            prepared: Prepared,
+            ctx: &CallContext,
+        ) -> Result<BashResult, ToolError> {
+            self.agent().bash(input, ctx, Some(prepared)).await
         }
 
         /// Validates a raw TaskOutput input and runs it.
@@ -1190,8 +1197,21 @@ macro_rules! agent_calls {
             input: &serde_json::Value,
             ctx: &CallContext,
         ) -> Result<ToolOutput, ToolError> {
+            self.call_tool_prepared(name, input, ctx, None).await
+        }
+
+        /// [`Self::call_tool`], with the Bash call's analysis and decision made
+        /// beforehand (an MCP gate's): not made again unless the call changed.
+        pub async fn call_tool_prepared(
+            &self,
+            name: &str,
+            input: &serde_json::Value,
+            ctx: &CallContext,
+            prepared: Option<Prepared>,
+        ) -> Result<ToolOutput, ToolError> {
             if name == crate::BASH_TOOL_NAME {
-                let result = self.bash_json(input, ctx).await?;
+                let input = parse_bash_input(input)?;
+                let result = self.agent().bash(input, ctx, prepared).await?;
                 let mut output = ToolOutput::of(&result, result.is_error, &result.text);
                 output.image = result.image;
                 return Ok(output);
@@ -1260,10 +1280,16 @@ impl Session {
     /// (SBX-3). A host that asks its user calls this first, then calls [`Session::bash`]
     /// with `CallContext::approved` once the user said yes.
     pub fn verdict(&self, input: &BashInput) -> Verdict {
-        self.shared.verdict(
+        self.prepare(input).verdict().clone()
+    }
+
+    /// The call's analysis and decision, made once: [`Prepared::verdict`] says what
+    /// would happen, and [`Session::bash_prepared`] runs the call without analysing it
+    /// again (an MCP gate that asks first, then runs).
+    pub fn prepare(&self, input: &BashInput) -> Prepared {
+        self.shared.prepare(
             &input.command,
             input.dangerously_disable_sandbox,
-            false,
             &self.cwd(),
         )
     }
