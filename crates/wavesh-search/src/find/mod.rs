@@ -6,6 +6,8 @@
 //! (SEARCH-5).
 
 #[cfg(unix)]
+mod date;
+#[cfg(unix)]
 mod parse;
 #[cfg(unix)]
 mod printf;
@@ -271,14 +273,15 @@ mod tests {
             "-regex",
             "x"
         ])));
-        assert!(!parse::supported(&args(&[".", "-newermt", "2020-01-01"])));
-        assert!(!parse::supported(&args(&[".", "-fstype", "ext4"])));
-        assert!(!parse::supported(&args(&[".", "-printf", "%F\\n"])));
+        assert!(!parse::supported(&args(&[".", "-context", "x"])));
+        assert!(!parse::supported(&args(&[".", "-printf", "%Z\\n"])));
+        assert!(parse::supported(&args(&[".", "-newermt", "2020-01-01"])));
+        assert!(parse::supported(&args(&[".", "-used", "-fstype"])));
         assert!(!parse::supported(&args(&["--version"])));
         assert!(parse::supported(&args(&["-files0-from", "list"])));
-        assert!(parse::supported(&args(&[".", "-name", "-fstype"])));
+        assert!(parse::supported(&args(&[".", "-name", "-context"])));
         assert!(parse::supported(&args(&[
-            ".", "-exec", "echo", "-fstype", "{}", ";", "-print"
+            ".", "-exec", "echo", "-context", "{}", ";", "-print"
         ])));
         assert!(parse::supported(&args(&[
             ".",
