@@ -6,6 +6,7 @@
 use std::ffi::CString;
 
 use super::printf::{self, Segment};
+use crate::pattern::{self, Flavor, PatternError, Syntax, translate};
 use super::{Bytes, Meta, quote};
 
 /// Which symbolic links are followed: `-P` (none, the default), `-H` (starting points),
@@ -52,12 +53,19 @@ pub(super) enum PermKind {
     Any,
 }
 
-/// A regular expression over the whole path (`-regex`), compiled for UTF-8 paths and,
-/// when a path is not UTF-8 or the locale is C, for bytes.
+/// A regular expression that must match the whole path (`-regex`), in the locale's
+/// characters (bytes in the C locale).
 pub(super) struct Regex {
-    pub(super) text: onig::Regex,
-    pub(super) bytes: onig::Regex,
+    pub(super) engine: RegexEngine,
     pub(super) utf8_locale: bool,
+}
+
+/// The engine a pattern runs on: a finite automaton, or backtracking where the pattern
+/// has back-references.
+pub(super) enum RegexEngine {
+    Fast(regex::bytes::Regex),
+    /// In the C locale the path's bytes are the characters U+0000–U+00FF here.
+    Backtracking(fancy_regex::Regex),
 }
 
 /// One node of the expression.
@@ -271,17 +279,6 @@ pub(super) fn supported(args: &[Bytes]) -> bool {
                 }
                 i += 1;
             }
-            "-regextype" => {
-                // GNU's other dialects are the system find's; an unknown name is an
-                // error here as there.
-                if let Some(kind) = args.get(i)
-                    && regex_syntax(kind).is_none()
-                    && OTHER_DIALECTS.contains(&kind.as_slice())
-                {
-                    return false;
-                }
-                i += 1;
-            }
             "-D" | "-O" | "-help" | "--help" | "-version" | "--version" | "-context" => {
                 return false;
             }
@@ -314,33 +311,12 @@ fn newer_xy(name: &str) -> Option<(TimeField, Option<TimeField>)> {
     Some((x, Some(field(*y)?)))
 }
 
-/// GNU's dialects that `onig` has no syntax for.
-const OTHER_DIALECTS: &[&[u8]] = &[
-    b"gnu-awk",
-    b"posix-awk",
-    b"awk",
-    b"posix-egrep",
-    b"egrep",
-    b"posix-minimal-basic",
-];
-
-/// The `onig` syntax of a `-regextype` GNU and `onig` read alike.
-fn regex_syntax(kind: &[u8]) -> Option<&'static onig::Syntax> {
-    match kind {
-        b"emacs" | b"findutils-default" => Some(onig::Syntax::emacs()),
-        b"posix-basic" | b"ed" | b"sed" => Some(onig::Syntax::posix_basic()),
-        b"posix-extended" => Some(onig::Syntax::posix_extended()),
-        b"grep" => Some(onig::Syntax::grep()),
-        _ => None,
-    }
-}
-
 struct Parser<'a> {
     args: &'a [Bytes],
     pos: usize,
     /// The last predicate or operator read, for GNU's "possible unquoted pattern" hint.
     last: Option<String>,
-    regex_syntax: &'static onig::Syntax,
+    regex_syntax: Syntax,
     daystart: bool,
     program: Program,
     has_action: bool,
@@ -396,7 +372,9 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
         args,
         pos,
         last: None,
-        regex_syntax: onig::Syntax::emacs(),
+        // Without `-regextype` GNU reads Emacs's syntax, where `.` does not match a newline
+        // (unlike `-regextype findutils-default`).
+        regex_syntax: Syntax::EMACS,
         daystart: false,
         program: Program {
             roots,
@@ -825,7 +803,7 @@ impl Parser<'_> {
             }
             "-regextype" => {
                 let kind = self.value(name)?;
-                match regex_syntax(&kind) {
+                match Syntax::find_dialect(&kind) {
                     Some(syntax) => self.regex_syntax = syntax,
                     None => {
                         let valid: Vec<String> = [
@@ -1127,28 +1105,64 @@ impl Parser<'_> {
         Ok(node)
     }
 
+    /// `-regex`: the pattern read as the current `-regextype` reads it, anchored at
+    /// both ends of the path. As in GNU, `^` and `$` also match beside a newline in it.
     fn regex(&mut self, pattern: &[u8], casefold: bool) -> Result<Node, ParseError> {
-        let mut options = onig::RegexOptions::REGEX_OPTION_NONE;
-        if casefold {
-            options |= onig::RegexOptions::REGEX_OPTION_IGNORECASE;
+        let utf8_locale = crate::grep::utf8_locale();
+        let text = String::from_utf8_lossy(pattern);
+        let syntax = if casefold {
+            self.regex_syntax.with(Syntax::ICASE)
+        } else {
+            self.regex_syntax
+        };
+        let flavor = |target| Flavor {
+            extended: false,
+            utf8: utf8_locale,
+            target,
+            group_offset: 0,
+            loose: false,
+            null_data: false,
+            syntax: Some(syntax),
+        };
+        let compile_error = |e: PatternError| {
+            ParseError(vec![format!(
+                "failed to compile regular expression '{text}': {}",
+                e.0
+            )])
+        };
+        let mut translated = translate(&text, flavor(pattern::Target::Fast)).map_err(compile_error)?;
+        if translated.backreferences {
+            translated = translate(&text, flavor(pattern::Target::Backtracking)).map_err(compile_error)?;
         }
-        let compile_error = |e: onig::Error| ParseError(vec![e.description().to_owned()]);
-        let text = onig::Regex::with_options(
-            &String::from_utf8_lossy(pattern),
-            options,
-            self.regex_syntax,
-        )
-        .map_err(compile_error)?;
-        let bytes = onig::Regex::with_options_and_encoding(
-            onig::EncodedBytes::ascii(pattern),
-            options,
-            self.regex_syntax,
-        )
-        .map_err(compile_error)?;
+        let mut flags = String::from("(?m)");
+        if casefold {
+            flags.push_str("(?i)");
+        }
+        let engine_error = |e: String| {
+            ParseError(vec![format!(
+                "failed to compile regular expression '{text}': {e}"
+            )])
+        };
+        let engine = if translated.backreferences {
+            RegexEngine::Backtracking(
+                fancy_regex::Regex::new(&format!(r"{flags}\A(?:{})\z", translated.regex))
+                    .map_err(|e| engine_error(e.to_string()))?,
+            )
+        } else {
+            if !utf8_locale {
+                flags.push_str("(?-u)");
+            }
+            RegexEngine::Fast(
+                regex::bytes::RegexBuilder::new(&format!(r"{flags}\A(?:{})\z", translated.regex))
+                    .size_limit(64 << 20)
+                    .dfa_size_limit(64 << 20)
+                    .build()
+                    .map_err(|e| engine_error(e.to_string()))?,
+            )
+        };
         Ok(Node::Regex(Box::new(Regex {
-            text,
-            bytes,
-            utf8_locale: crate::grep::utf8_locale(),
+            engine,
+            utf8_locale,
         })))
     }
 

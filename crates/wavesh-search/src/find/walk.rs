@@ -895,24 +895,19 @@ impl Run<'_> {
                 m.is_link()
                     && read_link(e).is_some_and(|t| super::sys::fnmatch(pattern, &t, *casefold))
             }
-            Node::Regex(regex) => {
-                let text = std::str::from_utf8(e.path)
-                    .ok()
-                    .filter(|_| regex.utf8_locale);
-                match text {
-                    Some(text) => regex.text.is_match(text),
-                    // In a UTF-8 locale GNU's regex matches no path that is not UTF-8.
-                    None if regex.utf8_locale => false,
-                    None => {
-                        regex.bytes.match_with_encoding(
-                            onig::EncodedBytes::ascii(e.path),
-                            0,
-                            onig::SearchOptions::SEARCH_OPTION_NONE,
-                            None,
-                        ) == Some(e.path.len())
-                    }
+            Node::Regex(regex) => match &regex.engine {
+                // In a UTF-8 locale GNU's regex matches no path that is not UTF-8.
+                _ if regex.utf8_locale && std::str::from_utf8(e.path).is_err() => false,
+                parse::RegexEngine::Fast(re) => re.is_match(e.path),
+                parse::RegexEngine::Backtracking(re) => {
+                    let text: String = if regex.utf8_locale {
+                        String::from_utf8_lossy(e.path).into_owned()
+                    } else {
+                        e.path.iter().map(|&b| char::from(b)).collect()
+                    };
+                    re.is_match(&text).unwrap_or(false)
                 }
-            }
+            },
             Node::Type { types, x } => {
                 let letter = if *x { self.other_type(e) } else { e.kind.get() };
                 letter.is_some_and(|l| types.contains(&l))
