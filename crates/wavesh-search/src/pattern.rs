@@ -174,7 +174,9 @@ impl Syntax {
                     | Self::NO_GNU_OPS
             }
             b"gnu-awk" => {
-                (Self::POSIX_EXTENDED | Self::BACKSLASH_ESCAPE_IN_LISTS | Self::INVALID_INTERVAL_ORD)
+                (Self::POSIX_EXTENDED
+                    | Self::BACKSLASH_ESCAPE_IN_LISTS
+                    | Self::INVALID_INTERVAL_ORD)
                     & !(Self::DOT_NOT_NULL | Self::CONTEXT_INDEP_OPS | Self::CONTEXT_INVALID_OPS)
             }
             b"posix-awk" => {
@@ -766,9 +768,7 @@ impl Translator {
             ['\n', ..] => syntax.has(Syntax::NEWLINE_ALT),
             ['|', ..] => syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS),
             [')', ..] => syntax.has(Syntax::NO_BK_PARENS),
-            ['\\', '|', ..] => {
-                !syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS)
-            }
+            ['\\', '|', ..] => !syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS),
             ['\\', ')', ..] => !syntax.has(Syntax::NO_BK_PARENS),
             _ => false,
         }
@@ -843,7 +843,11 @@ impl Translator {
                     t.i += 1;
                     return (n, Some(','));
                 }
-                t.i += if c == '\\' && t.peek(1).is_some() { 2 } else { 1 };
+                t.i += if c == '\\' && t.peek(1).is_some() {
+                    2
+                } else {
+                    1
+                };
                 n = match c.to_digit(10) {
                     Some(d) if n != -2 && c != '\\' => {
                         (if n == -1 { 0 } else { n } * 10 + i64::from(d)).min(0x8000)

@@ -7,6 +7,7 @@
 //!   (`1991-12-14T00:01`); a bare `HHMM` after a date;
 //! - zones: `Z`, `UTC`, `GMT`, `UT`, and numeric offsets after a time (`+01:00`, `-0330`,
 //!   `+01`); without one the time is local (`TZ` applies);
+//! - weekday names (`Sat`, `saturday`): ignored beside a date, alone the next such day;
 //! - relative items: `now`, `today`, `yesterday`, `tomorrow`, `N unit` (`year`, `month`,
 //!   `fortnight`, `week`, `day`, `hour`, `minute`/`min`, `second`/`sec`, plural or not),
 //!   `next`/`last`/`this unit`, `ago`; years, months and days move the calendar date,
@@ -33,6 +34,7 @@ pub(super) fn parse(text: &[u8], now: (i64, i64)) -> Option<(i64, i64)> {
         rel_seen: false,
         last_rel: None,
         pending_month: None,
+        weekday: None,
     };
     reader.run()?;
     reader.resolve(now)
@@ -114,6 +116,32 @@ struct Reader<'a> {
     last_rel: Option<(Unit, i64)>,
     /// A month name read before its day (`Dec 14`).
     pending_month: Option<i64>,
+    /// A weekday's name (0 for Sunday): beside a date it is ignored, alone it is the
+    /// next such day (today if it is one).
+    weekday: Option<i64>,
+}
+
+fn weekday(word: &str) -> Option<i64> {
+    const NAMES: [&str; 7] = [
+        "sunday",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+    ];
+    let word = word.strip_suffix('.').unwrap_or(word);
+    let short = match word {
+        "tues" => "tue",
+        "wednes" | "wed" => "wed",
+        "thur" | "thurs" => "thu",
+        other => other,
+    };
+    NAMES
+        .iter()
+        .position(|name| *name == word || (short.len() == 3 && name.starts_with(short)))
+        .map(|k| i64::try_from(k).unwrap_or(0))
 }
 
 #[derive(Clone, Copy)]
@@ -161,14 +189,20 @@ fn month(word: &str) -> Option<i64> {
     }
     NAMES
         .iter()
-        .position(|name| word.len() >= 3 && (*name == word || (word.len() == 3 && name.starts_with(word))))
+        .position(|name| {
+            word.len() >= 3 && (*name == word || (word.len() == 3 && name.starts_with(word)))
+        })
         .map(|k| i64::try_from(k).unwrap_or(0) + 1)
 }
 
 /// A year as written: two digits are 1969–2068 (POSIX).
 fn full_year(value: i64, digits: usize) -> i64 {
     if digits == 2 {
-        if value < 69 { 2000 + value } else { 1900 + value }
+        if value < 69 {
+            2000 + value
+        } else {
+            1900 + value
+        }
     } else {
         value
     }
@@ -184,7 +218,10 @@ impl Reader<'_> {
     }
 
     fn skip_space(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace() || b == b',') {
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_whitespace() || b == b',')
+        {
             self.i += 1;
         }
     }
@@ -205,7 +242,10 @@ impl Reader<'_> {
 
     fn word(&mut self) -> String {
         let start = self.i;
-        while self.peek().is_some_and(|b| b.is_ascii_alphabetic() || b == b'.') {
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'.')
+        {
             self.i += 1;
         }
         String::from_utf8_lossy(&self.s[start..self.i]).to_ascii_lowercase()
@@ -232,7 +272,8 @@ impl Reader<'_> {
             };
             if c.is_ascii_digit() {
                 self.numeric_item()?;
-            } else if (c == b'+' || c == b'-') && self.peek_at(1).is_some_and(|b| b.is_ascii_digit())
+            } else if (c == b'+' || c == b'-')
+                && self.peek_at(1).is_some_and(|b| b.is_ascii_digit())
             {
                 self.signed_item()?;
             } else if c.is_ascii_alphabetic() {
@@ -362,7 +403,11 @@ impl Reader<'_> {
                     date.year = Some(full_year(n, digits));
                 } else if self.date.is_some() && self.time.is_none() && digits <= 4 {
                     // HHMM or HH after a date.
-                    let (hour, minute) = if digits <= 2 { (n, 0) } else { (n / 100, n % 100) };
+                    let (hour, minute) = if digits <= 2 {
+                        (n, 0)
+                    } else {
+                        (n / 100, n % 100)
+                    };
                     self.set_time(Time {
                         hour,
                         minute,
@@ -507,6 +552,10 @@ impl Reader<'_> {
             _ => {
                 if let Some((unit, multiple)) = unit(&word) {
                     self.add_relative(unit, multiple);
+                } else if let Some(day) = weekday(&word) {
+                    if self.weekday.replace(day).is_some() {
+                        return None;
+                    }
                 } else if let Some(month) = month(&word) {
                     if self.pending_month.is_some() {
                         return None;
@@ -528,7 +577,7 @@ impl Reader<'_> {
     /// The instant the items name.
     fn resolve(&self, now: (i64, i64)) -> Option<(i64, i64)> {
         let (mut year, mut month, mut day, hour, minute, second, nanos);
-        if self.date.is_none() && self.time.is_none() && self.rel_seen {
+        if self.date.is_none() && self.time.is_none() && self.weekday.is_none() && self.rel_seen {
             let tm = super::sys::broken_down(now.0, self.zone)?;
             (year, month, day, hour, minute, second) = tm;
             nanos = now.1;
@@ -540,7 +589,13 @@ impl Reader<'_> {
                     month = date.month;
                     day = date.day;
                 }
-                None => (year, month, day) = (today.0, today.1, today.2),
+                None => {
+                    (year, month, day) = (today.0, today.1, today.2);
+                    if let Some(wanted) = self.weekday {
+                        let today = (days_from_civil(year, month, day) + 4).rem_euclid(7);
+                        day += (wanted - today).rem_euclid(7);
+                    }
+                }
             }
             let time = self.time.unwrap_or(Time {
                 hour: 0,
@@ -593,6 +648,7 @@ mod tests {
             rel_seen: false,
             last_rel: None,
             pending_month: None,
+            weekday: None,
         };
         r.run()?;
         // Every case below names its zone, so the local zone does not matter.
@@ -614,7 +670,10 @@ mod tests {
         assert_eq!(utc("1991-12-14 01:01+01:00"), Some((692_668_860, 0)));
         assert_eq!(utc("19911213 20:31:00-0330"), Some((692_668_860, 0)));
         assert_eq!(utc("1969-12-31T23:59:59Z"), Some((-1, 0)));
-        assert_eq!(utc("1991-12-14T00:01:02.5Z"), Some((692_668_862, 500_000_000)));
+        assert_eq!(
+            utc("1991-12-14T00:01:02.5Z"),
+            Some((692_668_862, 500_000_000))
+        );
         assert_eq!(utc("14 dec 1991 UTC"), Some((692_668_800, 0)));
         assert_eq!(utc("Dec 14, 1991 3pm UTC"), Some((692_722_800, 0)));
         assert_eq!(utc("12/14/1991 12am UTC"), Some((692_668_800, 0)));

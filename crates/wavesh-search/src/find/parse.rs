@@ -6,8 +6,8 @@
 use std::ffi::CString;
 
 use super::printf::{self, Segment};
-use crate::pattern::{self, Flavor, PatternError, Syntax, translate};
 use super::{Bytes, Meta, quote};
+use crate::pattern::{self, Flavor, PatternError, Syntax, translate};
 
 /// Which symbolic links are followed: `-P` (none, the default), `-H` (starting points),
 /// `-L` (all).
@@ -105,8 +105,8 @@ pub(super) enum Node {
         field: TimeField,
         reference: (i64, i64),
     },
-    /// `-used N`: the file was read `N` days (rounded up) after its status last changed
-    /// (nanoseconds; never when it was not read after the change).
+    /// `-used N`: the file was last read `N` days (rounded up; nanoseconds here) after its
+    /// status last changed (never when it was read before the change).
     Used {
         cmp: Cmp,
         days: i128,
@@ -1130,9 +1130,11 @@ impl Parser<'_> {
                 e.0
             )])
         };
-        let mut translated = translate(&text, flavor(pattern::Target::Fast)).map_err(compile_error)?;
+        let mut translated =
+            translate(&text, flavor(pattern::Target::Fast)).map_err(compile_error)?;
         if translated.backreferences {
-            translated = translate(&text, flavor(pattern::Target::Backtracking)).map_err(compile_error)?;
+            translated =
+                translate(&text, flavor(pattern::Target::Backtracking)).map_err(compile_error)?;
         }
         let mut flags = String::from("(?m)");
         if casefold {
@@ -1180,8 +1182,11 @@ impl Parser<'_> {
             .map(str::trim_start)
             .filter(|d| {
                 let d = d.strip_prefix(['+', '-']).unwrap_or(d);
-                d.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.')
-                    && d.bytes().all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+                d.bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+                    && d.bytes()
+                        .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
             })
             .and_then(|d| d.parse::<f64>().ok())
             .filter(|n| n.is_finite())

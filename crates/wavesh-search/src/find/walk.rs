@@ -96,7 +96,10 @@ fn mount_table() -> Vec<(u64, Bytes)> {
 }
 
 /// A file's birth time (`statx`), `None` where the file system or the kernel keeps none.
-#[allow(clippy::unnecessary_cast, reason = "the field types differ by platform")]
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "the field types differ by platform"
+)]
 fn birth_time_at(
     dir: BorrowedFd<'_>,
     name: &[u8],
@@ -949,11 +952,13 @@ impl Run<'_> {
                 let nanos = |(s, ns): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(ns);
                 let used = nanos(m.atime) - nanos(m.ctime);
                 const DAY: i128 = 86_400 * 1_000_000_000;
-                used > 0
+                // GNU: never when the file was read before its last change; `N` is
+                // `[N-1, N)` days, so a file untouched since it was made is `-used 1`.
+                used >= 0
                     && match cmp {
                         Cmp::Greater => used > *days,
                         Cmp::Less => used < *days,
-                        Cmp::Equal => used > *days - DAY && used <= *days,
+                        Cmp::Equal => used >= *days - DAY && used < *days,
                     }
             }
             Node::Age {
