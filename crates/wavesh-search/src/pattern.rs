@@ -1299,4 +1299,63 @@ mod tests {
         assert!(has_backreference("\\(a\\)\\1", false));
         assert!(!has_backreference("a\\\\1", false));
     }
+
+    fn dialect(name: &str, pattern: &str) -> Result<String, PatternError> {
+        translate(
+            pattern,
+            Flavor {
+                extended: false,
+                utf8: true,
+                target: Target::Fast,
+                group_offset: 0,
+                loose: false,
+                null_data: false,
+                syntax: Syntax::find_dialect(name.as_bytes()),
+            },
+        )
+        .map(|t| t.regex)
+    }
+
+    #[test]
+    fn search_2_find_dialects_read_as_gnulibs_syntaxes() {
+        let bad_repeat = Err(PatternError(BAD_REPEAT.to_owned()));
+        // Operators with nothing before them: literal, dropped, or an error.
+        assert_eq!(dialect("emacs", "*a").unwrap(), r"\*a");
+        assert_eq!(dialect("egrep", "*a").unwrap(), "a");
+        assert_eq!(dialect("posix-extended", "*a"), bad_repeat);
+        // A second repetition: an error in posix-basic only.
+        assert_eq!(dialect("posix-basic", "a**"), bad_repeat);
+        assert_eq!(dialect("grep", "a**").unwrap(), "(?:a*)*");
+        // Which operators take a backslash.
+        assert_eq!(
+            dialect("posix-minimal-basic", r"a+\+\|").unwrap(),
+            r"a\+\+\|"
+        );
+        assert_eq!(dialect("posix-basic", r"a\+\|b").unwrap(), "a+|b");
+        assert_eq!(dialect("emacs", r"a+\{2\}").unwrap(), r"a+\{2\}");
+        assert_eq!(dialect("posix-extended", "a{2}").unwrap(), "a{2,2}");
+        // An invalid interval is literal where the syntax says so, else an error.
+        assert_eq!(dialect("egrep", "a{x").unwrap(), r"a\{x");
+        assert_eq!(
+            dialect("posix-extended", "a{x"),
+            Err(PatternError("Unmatched \\{".to_owned()))
+        );
+        // `.` and newlines; backslashes in brackets; GNU operators.
+        assert_eq!(dialect("emacs", ".").unwrap(), r"[^\n]");
+        assert_eq!(dialect("findutils-default", ".").unwrap(), "(?s:.)");
+        assert_eq!(dialect("awk", r"[\]]").unwrap(), r"[\]]");
+        assert_eq!(dialect("posix-extended", r"[\]]").unwrap(), r"[\\]\]");
+        assert_eq!(dialect("awk", r"\<").unwrap(), "<");
+        assert_eq!(dialect("gnu-awk", r"\<").unwrap(), r"\b{start}");
+        // Anchors by context.
+        assert_eq!(dialect("posix-basic", "a^b$").unwrap(), r"a\^b$");
+        assert_eq!(dialect("posix-extended", "a^b").unwrap(), "a^b");
+        assert_eq!(dialect("posix-basic", r"\(^a\)").unwrap(), "(^a)");
+        // Back-references only to closed groups; none in awk.
+        assert_eq!(
+            dialect("posix-extended", r"(a\1)"),
+            Err(PatternError("Invalid back reference".to_owned()))
+        );
+        assert_eq!(dialect("awk", r"(a)\1").unwrap(), "(a)1");
+    }
 }
