@@ -408,6 +408,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 utf8,
                 target: Target::Fast,
                 group_offset: 0,
+                syntax: None,
                 loose: false,
                 null_data: o.null_data,
             };
@@ -686,6 +687,7 @@ impl Matcher {
                                 utf8: !byte_mode,
                                 target,
                                 group_offset: groups,
+                                syntax: None,
                                 loose,
                                 null_data: o.null_data,
                             },

@@ -12,6 +12,13 @@
 //! - Locale: in a UTF-8 locale the classes (`[[:lower:]]`) are Unicode's; in the C locale
 //!   every byte is a character, so `.` matches byte 0x80 (the regex runs with Unicode off).
 //! - Back-references are renumbered so that several `-e` patterns keep their own groups.
+//!
+//! With a [`Syntax`] the pattern is read as gnulib's regex compiler reads it under those
+//! syntax bits (find's `-regextype` dialects) rather than as GNU grep reads `-G`/`-E`:
+//! which operators need a backslash, whether there are intervals, `\|`, back-references
+//! and GNU's `\w`/`\<` operators, where `^`/`$` anchor, what an operator with nothing
+//! before it means (a literal, nothing, or an error), how brackets read a backslash, and
+//! gnulib's error messages.
 
 /// Which dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,6 +77,140 @@ pub struct Flavor {
     pub loose: bool,
     /// `-z`: lines end with NUL, so a negated class matches a newline and not NUL.
     pub null_data: bool,
+    /// gnulib's syntax bits to read the pattern with (find), instead of GNU grep's
+    /// reading of `extended` (`None`).
+    pub syntax: Option<Syntax>,
+}
+
+/// A set of gnulib's regex syntax bits (`RE_*` in `regex.h`; the values are this
+/// module's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Syntax(u32);
+
+impl Syntax {
+    /// `\` quotes the next character inside a bracket expression.
+    pub const BACKSLASH_ESCAPE_IN_LISTS: u32 = 1;
+    /// `\+` and `\?` are the operators, `+` and `?` literals.
+    pub const BK_PLUS_QM: u32 = 1 << 1;
+    /// `[:alpha:]` and the other classes inside brackets.
+    pub const CHAR_CLASSES: u32 = 1 << 2;
+    /// `^` and `$` anchor everywhere outside brackets.
+    pub const CONTEXT_INDEP_ANCHORS: u32 = 1 << 3;
+    /// A repetition operator with nothing before it is dropped (not a literal).
+    pub const CONTEXT_INDEP_OPS: u32 = 1 << 4;
+    /// A repetition operator with nothing before it is an error.
+    pub const CONTEXT_INVALID_OPS: u32 = 1 << 5;
+    /// `.` matches a newline.
+    pub const DOT_NEWLINE: u32 = 1 << 6;
+    /// `.` does not match NUL.
+    pub const DOT_NOT_NULL: u32 = 1 << 7;
+    /// A negated bracket expression does not match a newline.
+    pub const HAT_LISTS_NOT_NEWLINE: u32 = 1 << 8;
+    /// Intervals (`{n,m}` or `\{n,m\}`).
+    pub const INTERVALS: u32 = 1 << 9;
+    /// No `+`, `?` or `|` operators at all.
+    pub const LIMITED_OPS: u32 = 1 << 10;
+    /// A newline alternates.
+    pub const NEWLINE_ALT: u32 = 1 << 11;
+    /// `{` and `}` are the interval's braces, `\{` literal.
+    pub const NO_BK_BRACES: u32 = 1 << 12;
+    /// `(` and `)` group, `\(` is literal.
+    pub const NO_BK_PARENS: u32 = 1 << 13;
+    /// `\1` is a literal `1`, not a back-reference.
+    pub const NO_BK_REFS: u32 = 1 << 14;
+    /// `|` alternates, `\|` is literal.
+    pub const NO_BK_VBAR: u32 = 1 << 15;
+    /// A range whose end is before its start is an error (otherwise it is empty).
+    pub const NO_EMPTY_RANGES: u32 = 1 << 16;
+    /// A `)` with no open group is literal.
+    pub const UNMATCHED_RIGHT_PAREN_ORD: u32 = 1 << 17;
+    /// No GNU operators (`\w`, `\<`, `\b`, `` \` ``...): a backslash quotes them.
+    pub const NO_GNU_OPS: u32 = 1 << 18;
+    /// An interval with nothing before it, or a second `*` or interval after one, is an
+    /// error.
+    pub const CONTEXT_INVALID_DUP: u32 = 1 << 19;
+    /// A `{` that does not start a valid interval is literal.
+    pub const INVALID_INTERVAL_ORD: u32 = 1 << 20;
+    /// Case is ignored (the engine is told so). gnulib folds the text to upper case but
+    /// not a letter quoted by a backslash: `\o` then matches nothing, `\O` both cases.
+    pub const ICASE: u32 = 1 << 21;
+
+    const POSIX_COMMON: u32 = Self::CHAR_CLASSES
+        | Self::DOT_NEWLINE
+        | Self::DOT_NOT_NULL
+        | Self::INTERVALS
+        | Self::NO_EMPTY_RANGES;
+    const POSIX_BASIC: u32 = Self::POSIX_COMMON | Self::BK_PLUS_QM | Self::CONTEXT_INVALID_DUP;
+    const POSIX_EXTENDED: u32 = Self::POSIX_COMMON
+        | Self::CONTEXT_INDEP_ANCHORS
+        | Self::CONTEXT_INDEP_OPS
+        | Self::NO_BK_BRACES
+        | Self::NO_BK_PARENS
+        | Self::NO_BK_VBAR
+        | Self::CONTEXT_INVALID_OPS
+        | Self::UNMATCHED_RIGHT_PAREN_ORD;
+
+    /// The syntax of one of GNU find's `-regextype` names (findutils' table of gnulib's
+    /// `RE_SYNTAX_*`).
+    pub fn find_dialect(name: &[u8]) -> Option<Self> {
+        Some(Self(match name {
+            // Emacs's syntax (no bits), where `.` also matches a newline.
+            b"findutils-default" => Self::DOT_NEWLINE,
+            b"emacs" => 0,
+            b"ed" | b"sed" | b"posix-basic" => Self::POSIX_BASIC,
+            b"posix-minimal-basic" => Self::POSIX_COMMON | Self::LIMITED_OPS,
+            b"posix-extended" => Self::POSIX_EXTENDED,
+            b"awk" => {
+                Self::BACKSLASH_ESCAPE_IN_LISTS
+                    | Self::DOT_NOT_NULL
+                    | Self::NO_BK_PARENS
+                    | Self::NO_BK_REFS
+                    | Self::NO_BK_VBAR
+                    | Self::NO_EMPTY_RANGES
+                    | Self::DOT_NEWLINE
+                    | Self::CONTEXT_INDEP_ANCHORS
+                    | Self::CHAR_CLASSES
+                    | Self::UNMATCHED_RIGHT_PAREN_ORD
+                    | Self::NO_GNU_OPS
+            }
+            b"gnu-awk" => {
+                (Self::POSIX_EXTENDED
+                    | Self::BACKSLASH_ESCAPE_IN_LISTS
+                    | Self::INVALID_INTERVAL_ORD)
+                    & !(Self::DOT_NOT_NULL | Self::CONTEXT_INDEP_OPS | Self::CONTEXT_INVALID_OPS)
+            }
+            b"posix-awk" => {
+                Self::POSIX_EXTENDED
+                    | Self::BACKSLASH_ESCAPE_IN_LISTS
+                    | Self::INTERVALS
+                    | Self::NO_GNU_OPS
+                    | Self::INVALID_INTERVAL_ORD
+            }
+            b"grep" => {
+                (Self::POSIX_BASIC | Self::NEWLINE_ALT)
+                    & !(Self::CONTEXT_INVALID_DUP | Self::DOT_NOT_NULL)
+            }
+            b"egrep" | b"posix-egrep" => {
+                (Self::POSIX_EXTENDED | Self::INVALID_INTERVAL_ORD | Self::NEWLINE_ALT)
+                    & !(Self::CONTEXT_INVALID_OPS | Self::DOT_NOT_NULL)
+            }
+            _ => return None,
+        }))
+    }
+
+    /// Emacs's syntax: no bits.
+    pub const EMACS: Self = Self(0);
+
+    /// The same syntax with `bits` set too.
+    #[must_use]
+    pub fn with(self, bits: u32) -> Self {
+        Self(self.0 | bits)
+    }
+
+    /// Whether every bit of `bits` is set.
+    pub fn has(self, bits: u32) -> bool {
+        self.0 & bits == bits
+    }
 }
 
 /// Whether `pattern` (GNU BRE or ERE) uses back-references: decides the engine.
@@ -81,6 +222,7 @@ pub fn has_backreference(pattern: &str, extended: bool) -> bool {
         group_offset: 0,
         loose: false,
         null_data: false,
+        syntax: None,
     };
     translate(pattern, probe).is_ok_and(|t| t.backreferences)
 }
@@ -99,6 +241,9 @@ pub fn translate(pattern: &str, flavor: Flavor) -> Result<Translated, PatternErr
         backreferences: false,
         too_deep: false,
         collation: false,
+        completed: Vec::new(),
+        open_numbers: Vec::new(),
+        caret_here: true,
     }
     .run()
 }
@@ -119,6 +264,13 @@ struct Translator {
     backreferences: bool,
     too_deep: bool,
     collation: bool,
+    /// The numbers of the open groups, innermost last.
+    open_numbers: Vec<usize>,
+    /// Groups closed so far (a back-reference may name only those), by number.
+    completed: Vec<usize>,
+    /// gnulib: a `^` here is an anchor (at the start, after a group opens or an
+    /// alternative starts).
+    caret_here: bool,
 }
 
 /// Groups nested deeper than this are refused (the engines' own limits are near).
@@ -134,6 +286,9 @@ impl Translator {
     }
 
     fn run(mut self) -> Result<Translated, PatternError> {
+        if let Some(syntax) = self.flavor.syntax {
+            return self.run_syntax(syntax);
+        }
         let extended = self.flavor.extended;
         while let Some(c) = self.peek(0) {
             self.i += 1;
@@ -243,6 +398,7 @@ impl Translator {
     }
 
     fn open_group(&mut self) {
+        self.open_numbers.push(self.groups + 1);
         if self.open.len() >= MAX_NESTING {
             // GNU's matcher runs out of stack on such nesting; its message.
             self.too_deep = true;
@@ -255,6 +411,9 @@ impl Translator {
 
     fn close_group(&mut self) {
         let start = self.open.pop().unwrap_or(0);
+        if let Some(n) = self.open_numbers.pop() {
+            self.completed.push(n);
+        }
         self.out.push(')');
         self.set_atom(start);
     }
@@ -523,6 +682,408 @@ impl Translator {
     }
 }
 
+/// gnulib's messages.
+const BAD_REPEAT: &str = "Invalid preceding regular expression";
+const BAD_INTERVAL: &str = "Invalid content of \\{\\}";
+
+/// gnulib's reading under a [`Syntax`] (find's dialects).
+impl Translator {
+    fn run_syntax(mut self, syntax: Syntax) -> Result<Translated, PatternError> {
+        while let Some(c) = self.peek(0) {
+            self.i += 1;
+            let caret_here = std::mem::replace(&mut self.caret_here, false);
+            match c {
+                '\\' => self.escape_syntax(syntax)?,
+                '\n' if syntax.has(Syntax::NEWLINE_ALT) => self.alternative(),
+                '|' if syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS) => {
+                    self.alternative();
+                }
+                '*' => self.repeat(syntax, "*")?,
+                '+' | '?'
+                    if !syntax.has(Syntax::LIMITED_OPS) && !syntax.has(Syntax::BK_PLUS_QM) =>
+                {
+                    self.repeat(syntax, &c.to_string())?;
+                }
+                '{' if syntax.has(Syntax::INTERVALS | Syntax::NO_BK_BRACES) => {
+                    self.interval_syntax(syntax)?;
+                }
+                '(' if syntax.has(Syntax::NO_BK_PARENS) => self.open_alternatives(),
+                ')' if syntax.has(Syntax::NO_BK_PARENS) => self.close_syntax(syntax, ')')?,
+                '[' => {
+                    let start = self.out.len();
+                    let class = self.bracket_syntax(syntax)?;
+                    self.out.push_str(&class);
+                    self.set_atom(start);
+                }
+                '.' => self.literal_atom(if syntax.has(Syntax::DOT_NEWLINE) {
+                    "(?s:.)"
+                } else {
+                    r"[^\n]"
+                }),
+                '^' if syntax.has(Syntax::CONTEXT_INDEP_ANCHORS)
+                    || caret_here
+                    || (syntax.has(Syntax::NEWLINE_ALT)
+                        && self.i >= 2
+                        && self.chars[self.i - 2] == '\n') =>
+                {
+                    self.assertion("^");
+                }
+                '$' if syntax.has(Syntax::CONTEXT_INDEP_ANCHORS) || self.ends_here(syntax) => {
+                    self.assertion("$");
+                }
+                other => self.literal_char(other),
+            }
+        }
+        if self.too_deep {
+            return err("stack overflow");
+        }
+        if !self.open.is_empty() {
+            return err("Unmatched ( or \\(");
+        }
+        Ok(Translated {
+            regex: self.out,
+            groups: self.groups,
+            backreferences: self.backreferences,
+            collation: self.collation,
+        })
+    }
+
+    /// An alternative starts: `^` anchors right after it.
+    fn alternative(&mut self) {
+        self.alternation();
+        self.caret_here = true;
+    }
+
+    fn open_alternatives(&mut self) {
+        self.open_group();
+        self.caret_here = true;
+    }
+
+    /// Whether a `$` here anchors: at the end, or before the end of a group or an
+    /// alternative.
+    fn ends_here(&self, syntax: Syntax) -> bool {
+        let rest = &self.chars[self.i..];
+        match rest {
+            [] => true,
+            ['\n', ..] => syntax.has(Syntax::NEWLINE_ALT),
+            ['|', ..] => syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS),
+            [')', ..] => syntax.has(Syntax::NO_BK_PARENS),
+            ['\\', '|', ..] => !syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS),
+            ['\\', ')', ..] => !syntax.has(Syntax::NO_BK_PARENS),
+            _ => false,
+        }
+    }
+
+    /// A `)` (or `\)`): closes a group, or is literal where the syntax says so.
+    fn close_syntax(&mut self, syntax: Syntax, c: char) -> Result<(), PatternError> {
+        if !self.open.is_empty() {
+            self.close_group();
+        } else if syntax.has(Syntax::UNMATCHED_RIGHT_PAREN_ORD) {
+            self.literal_char(c);
+        } else {
+            return err("Unmatched ) or \\)");
+        }
+        Ok(())
+    }
+
+    /// A repetition operator `op` (already read).
+    fn repeat(&mut self, syntax: Syntax, op: &str) -> Result<(), PatternError> {
+        if self.atom.is_none() {
+            return self.repeat_of_nothing(syntax);
+        }
+        if self.quantified && syntax.has(Syntax::CONTEXT_INVALID_DUP) && op == "*" {
+            return err(BAD_REPEAT);
+        }
+        self.quantifier(op);
+        Ok(())
+    }
+
+    /// An operator with nothing before it: an error, nothing, or a literal.
+    fn repeat_of_nothing(&mut self, syntax: Syntax) -> Result<(), PatternError> {
+        if syntax.has(Syntax::CONTEXT_INVALID_OPS) && !syntax.has(Syntax::CONTEXT_INVALID_DUP) {
+            return err(BAD_REPEAT);
+        }
+        if syntax.has(Syntax::CONTEXT_INDEP_OPS) {
+            return Ok(());
+        }
+        // The operator's own character (without its backslash) is literal.
+        let c = self.chars[self.i - 1];
+        self.literal_char(c);
+        Ok(())
+    }
+
+    /// After `{` or `\{`: gnulib's interval, or a literal `{` where the syntax allows an
+    /// invalid one.
+    fn interval_syntax(&mut self, syntax: Syntax) -> Result<(), PatternError> {
+        if self.atom.is_none() {
+            if syntax.has(Syntax::CONTEXT_INVALID_DUP) {
+                return err(BAD_REPEAT);
+            }
+            return self.repeat_of_nothing(syntax);
+        }
+        let braces = syntax.has(Syntax::NO_BK_BRACES);
+        let start = self.i;
+        // gnulib's fetch_number: up to a `,` or the closing brace; -1 for nothing,
+        // -2 for anything but digits (or the end of the pattern).
+        let fetch = |t: &mut Translator| -> (i64, Option<char>) {
+            let mut n: i64 = -1;
+            loop {
+                let Some(c) = t.peek(0) else {
+                    return (-2, None);
+                };
+                if braces && c == '}' {
+                    t.i += 1;
+                    return (n, Some('}'));
+                }
+                if !braces && c == '\\' && t.peek(1) == Some('}') {
+                    t.i += 2;
+                    return (n, Some('}'));
+                }
+                if c == ',' {
+                    t.i += 1;
+                    return (n, Some(','));
+                }
+                t.i += if c == '\\' && t.peek(1).is_some() {
+                    2
+                } else {
+                    1
+                };
+                n = match c.to_digit(10) {
+                    Some(d) if n != -2 && c != '\\' => {
+                        (if n == -1 { 0 } else { n } * 10 + i64::from(d)).min(0x8000)
+                    }
+                    _ => -2,
+                };
+            }
+        };
+        let (mut low, stop) = fetch(self);
+        let mut high = low;
+        let mut last = stop;
+        if low == -1 {
+            if stop == Some(',') {
+                low = 0;
+            } else {
+                return err(BAD_INTERVAL);
+            }
+        }
+        if low != -2 {
+            high = match stop {
+                Some('}') => low,
+                Some(',') => {
+                    let (n, s) = fetch(self);
+                    last = s;
+                    n
+                }
+                _ => -2,
+            };
+        }
+        if low == -2 || high == -2 {
+            if !syntax.has(Syntax::INVALID_INTERVAL_ORD) {
+                return err(if last.is_none() {
+                    "Unmatched \\{"
+                } else {
+                    BAD_INTERVAL
+                });
+            }
+            // The brace is a literal; what follows it is read again.
+            self.i = start;
+            self.literal_char('{');
+            return Ok(());
+        }
+        if (high != -1 && low > high) || last != Some('}') {
+            return err(BAD_INTERVAL);
+        }
+        if low > 0x7fff || high > 0x7fff {
+            return err("Regular expression too big");
+        }
+        if self.quantified && syntax.has(Syntax::CONTEXT_INVALID_DUP) {
+            return err(BAD_REPEAT);
+        }
+        let text = if high == -1 {
+            format!("{{{low},}}")
+        } else {
+            format!("{{{low},{high}}}")
+        };
+        self.quantifier(&text);
+        Ok(())
+    }
+
+    /// After `\`, under `syntax`.
+    fn escape_syntax(&mut self, syntax: Syntax) -> Result<(), PatternError> {
+        let Some(c) = self.peek(0) else {
+            return err("Trailing backslash");
+        };
+        self.i += 1;
+        let fancy = self.flavor.target == Target::Backtracking;
+        let gnu = !syntax.has(Syntax::NO_GNU_OPS);
+        match c {
+            '(' if !syntax.has(Syntax::NO_BK_PARENS) => self.open_alternatives(),
+            ')' if !syntax.has(Syntax::NO_BK_PARENS) => self.close_syntax(syntax, ')')?,
+            '|' if !syntax.has(Syntax::NO_BK_VBAR) && !syntax.has(Syntax::LIMITED_OPS) => {
+                self.alternative();
+            }
+            '{' if syntax.has(Syntax::INTERVALS) && !syntax.has(Syntax::NO_BK_BRACES) => {
+                self.interval_syntax(syntax)?;
+            }
+            '+' | '?' if syntax.has(Syntax::BK_PLUS_QM) && !syntax.has(Syntax::LIMITED_OPS) => {
+                self.repeat(syntax, &c.to_string())?;
+            }
+            '1'..='9' if !syntax.has(Syntax::NO_BK_REFS) => {
+                let n = c as usize - '0' as usize;
+                if !self.completed.contains(&n) {
+                    return err("Invalid back reference");
+                }
+                self.backreferences = true;
+                let start = self.out.len();
+                self.out
+                    .push_str(&format!("\\{}", n + self.flavor.group_offset));
+                self.set_atom(start);
+            }
+            '<' if gnu => self.assertion(if fancy {
+                r"(?<!\w)(?=\w)"
+            } else {
+                r"\b{start}"
+            }),
+            '>' if gnu => self.assertion(if fancy { r"(?<=\w)(?!\w)" } else { r"\b{end}" }),
+            'b' if gnu => self.assertion(r"\b"),
+            'B' if gnu => self.assertion(r"\B"),
+            '`' if gnu => self.assertion(r"\A"),
+            '\'' if gnu => self.assertion(r"\z"),
+            'w' if gnu => self.literal_atom(r"\w"),
+            'W' if gnu => self.literal_atom(r"\W"),
+            's' if gnu => self.literal_atom(r"\s"),
+            'S' if gnu => self.literal_atom(r"\S"),
+            other if syntax.has(Syntax::ICASE) && other.is_ascii_lowercase() => {
+                self.literal_atom("[a&&b]");
+            }
+            other => self.literal_char(other),
+        }
+        Ok(())
+    }
+
+    /// A bracket expression after `[`, as gnulib reads it under `syntax`.
+    fn bracket_syntax(&mut self, syntax: Syntax) -> Result<String, PatternError> {
+        const UNMATCHED: &str = "Unmatched [, [^, [:, [., or [=";
+        let utf8 = self.flavor.utf8;
+        let mut negated = false;
+        if self.peek(0) == Some('^') {
+            negated = true;
+            self.i += 1;
+        }
+        // gnulib: a list that ends before its first element is a bad pattern.
+        if self.peek(0).is_none() {
+            return err("Invalid regular expression");
+        }
+        let mut items = String::new();
+        let mut first = true;
+        loop {
+            // One element: a character (maybe the start of a range) or a class.
+            let Some(c) = self.peek(0) else {
+                return err(UNMATCHED);
+            };
+            if c == ']' && !first {
+                self.i += 1;
+                break;
+            }
+            first = false;
+            let low = match self.bracket_element(syntax)? {
+                BracketItem::Class(class) => {
+                    items.push_str(&class);
+                    continue;
+                }
+                BracketItem::Char(low) => low,
+            };
+            // A range `low-high`, unless the `-` ends the list.
+            if self.peek(0) == Some('-') && self.peek(1).is_some_and(|c| c != ']') {
+                self.i += 1;
+                let BracketItem::Char(high) = self.bracket_element(syntax)? else {
+                    return err("Invalid range end");
+                };
+                if high < low {
+                    if syntax.has(Syntax::NO_EMPTY_RANGES) {
+                        return err("Invalid range end");
+                    }
+                    continue;
+                }
+                if !utf8 && (!low.is_ascii() || !high.is_ascii()) {
+                    return err("Invalid range end");
+                }
+                push_class_char(&mut items, low, utf8);
+                items.push('-');
+                push_class_char(&mut items, high, utf8);
+                continue;
+            }
+            push_class_char(&mut items, low, utf8);
+        }
+        let newline = if negated && syntax.has(Syntax::HAT_LISTS_NOT_NEWLINE) {
+            r"\n"
+        } else {
+            ""
+        };
+        Ok(match (negated, items.is_empty() && newline.is_empty()) {
+            (false, true) => "[a&&b]".to_owned(),
+            (true, true) => "(?s:.)".to_owned(),
+            (false, false) => format!("[{items}]"),
+            (true, false) => format!("[^{newline}{items}]"),
+        })
+    }
+
+    /// One element of a bracket expression.
+    fn bracket_element(&mut self, syntax: Syntax) -> Result<BracketItem, PatternError> {
+        const UNMATCHED: &str = "Unmatched [, [^, [:, [., or [=";
+        let Some(c) = self.peek(0) else {
+            return err(UNMATCHED);
+        };
+        if c == '\\'
+            && syntax.has(Syntax::BACKSLASH_ESCAPE_IN_LISTS)
+            && let Some(quoted) = self.peek(1)
+        {
+            self.i += 2;
+            return Ok(BracketItem::Char(quoted));
+        }
+        let kind = self.peek(1);
+        let special = c == '['
+            && match kind {
+                Some('.' | '=') => true,
+                Some(':') => syntax.has(Syntax::CHAR_CLASSES),
+                _ => false,
+            };
+        if !special {
+            self.i += 1;
+            return Ok(BracketItem::Char(c));
+        }
+        let kind = kind.unwrap_or(':');
+        let start = self.i + 2;
+        let mut j = start;
+        while j + 1 < self.chars.len() && !(self.chars[j] == kind && self.chars[j + 1] == ']') {
+            j += 1;
+        }
+        if j + 1 >= self.chars.len() {
+            return err(UNMATCHED);
+        }
+        let name: String = self.chars[start..j].iter().collect();
+        self.i = j + 2;
+        if kind == ':' {
+            return posix_class(&name, self.flavor.utf8)
+                .map(BracketItem::Class)
+                .ok_or_else(|| PatternError("Invalid character class name".to_owned()));
+        }
+        let mut chars = name.chars();
+        let (Some(single), None) = (chars.next(), chars.next()) else {
+            return err("Invalid collation character");
+        };
+        if kind == '=' && self.flavor.utf8 && single.is_alphabetic() {
+            self.collation = true;
+        }
+        Ok(BracketItem::Char(single))
+    }
+}
+
+enum BracketItem {
+    Char(char),
+    Class(String),
+}
+
 fn escaped_backslash(chars: &[char], at: usize) -> bool {
     let mut n = 0;
     let mut j = at;
@@ -619,6 +1180,7 @@ mod tests {
                 group_offset: 0,
                 loose: false,
                 null_data: false,
+                syntax: None,
             },
         )
         .map(|t| t.regex)
@@ -634,6 +1196,7 @@ mod tests {
                 group_offset: 0,
                 loose: false,
                 null_data: false,
+                syntax: None,
             },
         )
         .map(|t| t.regex)
@@ -706,6 +1269,7 @@ mod tests {
                 group_offset: 0,
                 loose: false,
                 null_data: false,
+                syntax: None,
             };
             assert_eq!(
                 translate(pattern, flavor),
@@ -726,6 +1290,7 @@ mod tests {
                 group_offset: 2,
                 loose: false,
                 null_data: false,
+                syntax: None,
             },
         )
         .unwrap();
@@ -733,5 +1298,64 @@ mod tests {
         assert!(t.backreferences && t.groups == 1);
         assert!(has_backreference("\\(a\\)\\1", false));
         assert!(!has_backreference("a\\\\1", false));
+    }
+
+    fn dialect(name: &str, pattern: &str) -> Result<String, PatternError> {
+        translate(
+            pattern,
+            Flavor {
+                extended: false,
+                utf8: true,
+                target: Target::Fast,
+                group_offset: 0,
+                loose: false,
+                null_data: false,
+                syntax: Syntax::find_dialect(name.as_bytes()),
+            },
+        )
+        .map(|t| t.regex)
+    }
+
+    #[test]
+    fn search_2_find_dialects_read_as_gnulibs_syntaxes() {
+        let bad_repeat = Err(PatternError(BAD_REPEAT.to_owned()));
+        // Operators with nothing before them: literal, dropped, or an error.
+        assert_eq!(dialect("emacs", "*a").unwrap(), r"\*a");
+        assert_eq!(dialect("egrep", "*a").unwrap(), "a");
+        assert_eq!(dialect("posix-extended", "*a"), bad_repeat);
+        // A second repetition: an error in posix-basic only.
+        assert_eq!(dialect("posix-basic", "a**"), bad_repeat);
+        assert_eq!(dialect("grep", "a**").unwrap(), "(?:a*)*");
+        // Which operators take a backslash.
+        assert_eq!(
+            dialect("posix-minimal-basic", r"a+\+\|").unwrap(),
+            r"a\+\+\|"
+        );
+        assert_eq!(dialect("posix-basic", r"a\+\|b").unwrap(), "a+|b");
+        assert_eq!(dialect("emacs", r"a+\{2\}").unwrap(), r"a+\{2\}");
+        assert_eq!(dialect("posix-extended", "a{2}").unwrap(), "a{2,2}");
+        // An invalid interval is literal where the syntax says so, else an error.
+        assert_eq!(dialect("egrep", "a{x").unwrap(), r"a\{x");
+        assert_eq!(
+            dialect("posix-extended", "a{x"),
+            Err(PatternError("Unmatched \\{".to_owned()))
+        );
+        // `.` and newlines; backslashes in brackets; GNU operators.
+        assert_eq!(dialect("emacs", ".").unwrap(), r"[^\n]");
+        assert_eq!(dialect("findutils-default", ".").unwrap(), "(?s:.)");
+        assert_eq!(dialect("awk", r"[\]]").unwrap(), r"[\]]");
+        assert_eq!(dialect("posix-extended", r"[\]]").unwrap(), r"[\\]\]");
+        assert_eq!(dialect("awk", r"\<").unwrap(), "<");
+        assert_eq!(dialect("gnu-awk", r"\<").unwrap(), r"\b{start}");
+        // Anchors by context.
+        assert_eq!(dialect("posix-basic", "a^b$").unwrap(), r"a\^b$");
+        assert_eq!(dialect("posix-extended", "a^b").unwrap(), "a^b");
+        assert_eq!(dialect("posix-basic", r"\(^a\)").unwrap(), "(^a)");
+        // Back-references only to closed groups; none in awk.
+        assert_eq!(
+            dialect("posix-extended", r"(a\1)"),
+            Err(PatternError("Invalid back reference".to_owned()))
+        );
+        assert_eq!(dialect("awk", r"(a)\1").unwrap(), "(a)1");
     }
 }

@@ -876,3 +876,295 @@ fn search_2_find_files0_from_is_gnus() {
     let out = find(false, &ws.root, "C", &[b"-files0-from", b"list"]);
     assert_eq!(out.stdout, b"t/d\xff\nt/f\n");
 }
+
+/// A tree of names that tell the regular expression dialects apart: brackets, braces,
+/// parentheses, operators and a newline.
+fn regex_tree(root: &Path) {
+    let t = root.join("w");
+    for dir in [
+        "(", "[", "*", "{", "\n", "foo", "bar", "a+b", "a?b", "x{2}", "a|b", "^x", "x$", "\\",
+    ] {
+        std::fs::create_dir_all(t.join(dir)).unwrap();
+    }
+    for file in [
+        "[/k",
+        "*/m",
+        "{/l",
+        "\n/n",
+        "foo/aa",
+        "foo/aaa",
+        "bar/abab",
+        "(/)",
+        "^x/y",
+        "\\/w",
+        "foo/A1",
+        "foo/\u{e9}",
+    ] {
+        write(&t.join(file), b"");
+    }
+}
+
+/// Every `-regextype` dialect reads a pattern as gnulib does under its syntax bits:
+/// the cases below tell the dialects apart (escaped or plain operators, intervals,
+/// alternation, back-references, GNU operators, anchors in context, operators with
+/// nothing before them, backslashes in brackets, empty ranges, errors), with and
+/// without case folding, in a UTF-8 locale and in C.
+#[test]
+fn search_2_find_regex_dialects_are_gnus() {
+    let ws = Workspace::new();
+    regex_tree(&ws.root);
+    // GNU's own readings, whatever the system find is.
+    for (dialect, pattern, expected) in [
+        ("posix-minimal-basic", r"w/\((\)", "w/(\n"),
+        ("posix-minimal-basic", r"w/a+b", "w/a+b\n"),
+        ("posix-basic", r"w/a\+b", ""),
+        ("egrep", "*.*/{l", ""),
+        ("awk", r".*/[\[\*]/.", "w/*/m\nw/[/k\n"),
+        ("gnu-awk", r".*/[\[\*]/(\<.\>)", "w/*/m\nw/[/k\n"),
+        ("emacs", r"w/./n", ""),
+        ("findutils-default", r"w/./n", "w/\n/n\n"),
+        (
+            "posix-extended",
+            r"w/(b|f)[a-z]+/(a)\2+",
+            "w/foo/aa\nw/foo/aaa\n",
+        ),
+        ("posix-extended", r"w/(f|b)oo/(a)\1", ""),
+    ] {
+        let out = find(
+            false,
+            &ws.root,
+            "C",
+            &[
+                b"w",
+                b"-regextype",
+                dialect.as_bytes(),
+                b"-regex",
+                pattern.as_bytes(),
+            ],
+        );
+        let mut lines: Vec<&str> = std::str::from_utf8(&out.stdout)
+            .unwrap()
+            .split_inclusive("\n")
+            .collect();
+        // The name with a newline prints on two lines: sort whole paths instead.
+        if lines.len() > 1 && lines[0] == "w/\n" {
+            let first = lines.remove(0).to_owned() + lines.remove(0);
+            lines.push(Box::leak(first.into_boxed_str()));
+        }
+        lines.sort_unstable();
+        assert_eq!(lines.concat(), expected, "{dialect} {pattern}");
+    }
+    let out = find(
+        false,
+        &ws.root,
+        "C",
+        &[b"w", b"-regextype", b"posix-basic", b"-regex", b"a**"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "find: failed to compile regular expression 'a**': Invalid preceding regular expression\n"
+    );
+    assert_eq!(out.code, Some(1));
+    let patterns: &[&str] = &[
+        r".*/./\(m\|n\)",
+        ".*/.",
+        r".*/[\[\*]/.*",
+        r".*/[\[\*]/(\<.\>)",
+        "*.*/{l",
+        r"w/\((\)",
+        ".*/a{2}",
+        r".*/a\{2,3\}",
+        ".*/(aa|aaa)",
+        r".*/a\+b",
+        ".*/a?b",
+        r".*/x\{2\}",
+        ".*/a|b",
+        r".*/a\|b",
+        ".*/^x/y",
+        ".*/x$",
+        "^w/foo.*",
+        r".*/\(a\)\1",
+        r".*/(ab)\1",
+        ".*/[[:upper:]][[:digit:]]",
+        "[^a]*",
+        r".*/\w\w",
+        r".*/\W",
+        r".*/[\]",
+        r".*/\\",
+        ".*/[z-a]",
+        ".*/a**",
+        r".*/a*\{2\}",
+        "*a",
+        "+a",
+        r".*/\{",
+        ".*/a{,2}",
+        ".*/a{1,2,3}",
+        r".*/a\{1",
+        ".*/a{x}",
+        ".*/a{}",
+        ".*/(",
+        r".*/\)",
+        "[",
+        r"\`w.*",
+        r".*\o.*",
+        r".*\O.*",
+        ".*/\u{e9}",
+        ".*/..",
+        ".*/^",
+    ];
+    for dialect in [
+        "findutils-default",
+        "emacs",
+        "posix-basic",
+        "posix-minimal-basic",
+        "posix-extended",
+        "grep",
+        "egrep",
+        "posix-egrep",
+        "awk",
+        "gnu-awk",
+        "posix-awk",
+        "sed",
+        "ed",
+    ] {
+        for pattern in patterns {
+            for test in ["-regex", "-iregex"] {
+                for locale in ["C", "C.UTF-8"] {
+                    same_as_gnu(
+                        &ws.root,
+                        locale,
+                        &[
+                            b"w",
+                            b"-regextype",
+                            dialect.as_bytes(),
+                            test.as_bytes(),
+                            pattern.as_bytes(),
+                        ],
+                    );
+                }
+            }
+        }
+    }
+    // Without -regextype: Emacs's syntax, where `.` does not match a newline.
+    for pattern in patterns {
+        same_as_gnu(&ws.root, "C", &[b"w", b"-regex", pattern.as_bytes()]);
+    }
+}
+
+/// `-newerXY` in its forms (a reference file's time, or a date string in GNU's formats),
+/// `-used`, `-fstype` and `%F`.
+#[test]
+fn search_2_find_newer_used_and_fstype_are_gnus() {
+    let ws = Workspace::new();
+    let dir = ws.root.join("t");
+    std::fs::create_dir(&dir).unwrap();
+    let epoch = std::time::UNIX_EPOCH;
+    let secs = std::time::Duration::from_secs;
+    for (name, modified) in [
+        ("old", epoch + secs(692_668_830)),
+        ("new", epoch + secs(692_668_920)),
+        ("before", epoch - secs(5)),
+        ("later", epoch + secs(1_577_836_800)),
+    ] {
+        let file = std::fs::File::create(dir.join(name)).unwrap();
+        file.set_modified(modified).unwrap();
+    }
+    let now = std::time::SystemTime::now();
+    for hours in [1u64, 25, 169, 24 * 365] {
+        let file = std::fs::File::create(dir.join(format!("used{hours}"))).unwrap();
+        file.set_times(std::fs::FileTimes::new().set_accessed(now + secs(hours * 3600)))
+            .unwrap();
+    }
+    let dates = [
+        "1991-12-14T00:01",
+        "1991-12-14 01:01+01:00",
+        "19911213 20:31:00-0330",
+        "1969-12-31T23:59:59Z",
+        "@-10",
+        "@-5.5",
+        "@692668860.5",
+        "14 Dec 1991",
+        "Dec 14, 1991 00:01",
+        "12/14/1991 12:01am",
+        "1991-12-14 0001",
+        "1991-12-13 +1 day",
+        "2 years ago",
+        "yesterday",
+        "",
+        "foo",
+        "1991-13-01",
+        "Sat Dec 14 1991 00:01 UTC",
+        "friday",
+    ];
+    for date in dates {
+        for test in ["-newermt", "-newerat", "-newerct"] {
+            same_as_gnu(
+                &ws.root,
+                "C",
+                &[b"t", test.as_bytes(), date.as_bytes(), b"-printf", b"%f\\n"],
+            );
+        }
+    }
+    for args in [
+        &["-newer", "t/old"][..],
+        &["-anewer", "t/new"],
+        &["-cnewer", "t/new"],
+        &["-newerma", "t/old"],
+        &["-newermc", "t/old"],
+        &["-newercm", "t/later"],
+        &["-newermm", "t/nothing"],
+        &["-newermt"],
+        &["-newerXt", "1"],
+        &["-newertm", "t/old"],
+        &["-used", "1"],
+        &["-used", "2"],
+        &["-used", "7"],
+        &["-used", "+7"],
+        &["-used", "-2"],
+        &["-used", "+0"],
+        &["-used", "1.5"],
+        &["-used", "x"],
+        &["-used"],
+        &["-fstype", "nosuchfs"],
+        &["-fstype"],
+    ] {
+        let mut full: Vec<&[u8]> = vec![b"t"];
+        full.extend(args.iter().map(|a| a.as_bytes()));
+        full.extend([b"-printf".as_slice(), b"%f\\n"]);
+        same_as_gnu(&ws.root, "C", &full);
+    }
+    // The file system's type as the mount table names it, and -fstype of that name.
+    let out = same_as_gnu(
+        &ws.root,
+        "C",
+        &[b"t", b"-maxdepth", b"0", b"-printf", b"%F\\n"],
+    );
+    let fstype = String::from_utf8(out.stdout).unwrap();
+    let fstype = fstype.trim_end();
+    assert!(!fstype.is_empty() && fstype != "unknown", "{fstype}");
+    let out = same_as_gnu(&ws.root, "C", &[b"t", b"-fstype", fstype.as_bytes()]);
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 9);
+    // GNU's readings, whatever the system find is.
+    let out = find(
+        false,
+        &ws.root,
+        "C",
+        &[
+            b"t",
+            b"-newermt",
+            b"19911213 20:31:00-0330",
+            b"-printf",
+            b"%f\\n",
+        ],
+    );
+    let mut names: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    names.sort_unstable();
+    assert!(!names.contains(&"old") && names.contains(&"new") && names.contains(&"later"));
+    let out = find(
+        false,
+        &ws.root,
+        "C",
+        &[b"t", b"-used", b"2", b"-printf", b"%f\\n"],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "used25\n");
+}

@@ -1,10 +1,13 @@
 //! `find`: GNU find's expressions, walk and output (SEARCH-2), without `.gitignore`
 //! (GNU semantics). Names are bytes from the directory to the output: a file name that is
 //! not UTF-8 is matched and printed as it is. The walk is relative to open directories
-//! (`openat`, `fstatat`), so a tree deeper than PATH_MAX is walked as GNU walks it. What
-//! this implementation lacks goes to the system `find` with the same arguments
-//! (SEARCH-5).
+//! (`openat`, `fstatat`), so a tree deeper than PATH_MAX is walked as GNU walks it.
+//! Regular expressions are read in each of GNU's `-regextype` dialects as gnulib reads
+//! them. What this implementation lacks (`-context`, `%Z`, `-D`, `-O`, `--help`,
+//! `--version`) goes to the system `find` with the same arguments (SEARCH-5).
 
+#[cfg(unix)]
+mod date;
 #[cfg(unix)]
 mod parse;
 #[cfg(unix)]
@@ -147,27 +150,6 @@ pub(crate) fn os(bytes: &[u8]) -> &std::ffi::OsStr {
     std::os::unix::ffi::OsStrExt::from_bytes(bytes)
 }
 
-/// What this implementation reads differently from GNU find (the system find runs instead
-/// where it is GNU's): regular expressions. GNU's dialects are gnulib's regex syntaxes
-/// (`.` matches a newline, `\{` is literal in the default one, `\|` alternates in
-/// `posix-basic`, no `\(?:` in `emacs`); Oniguruma's, which run elsewhere, come close.
-fn differs_from_gnu(args: &[Bytes]) -> bool {
-    args.iter().any(|a| a == b"-regex" || a == b"-iregex")
-}
-
-/// Whether the system `find` is GNU find (`find --version` says so).
-fn system_find_is_gnu() -> bool {
-    let Some(path) = crate::system_program("find") else {
-        return false;
-    };
-    std::process::Command::new(path)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU findutils"))
-}
-
 /// GNU find refuses `-execdir` and `-okdir` while PATH holds the current directory (an
 /// empty entry or `.`) or a relative one: a command there could be run from any
 /// directory the search visits. The message, or `None` when PATH is safe.
@@ -217,11 +199,6 @@ pub fn find_main(args: &[OsString]) -> i32 {
         return 1;
     }
     let strict = std::env::var_os(crate::STRICT_ENV).is_some();
-    // Where this find would answer differently from GNU find and the system find is
-    // GNU's, it answers (strict runs keep wavesh's own).
-    if !strict && differs_from_gnu(&bytes) && system_find_is_gnu() {
-        return crate::system_command("find", args);
-    }
     #[cfg(unix)]
     {
         if parse::supported(&bytes) {
@@ -248,37 +225,25 @@ mod tests {
         list.iter().map(|s| s.as_bytes().to_vec()).collect()
     }
 
-    #[test]
-    fn search_2_regular_expressions_are_gnus() {
-        assert!(differs_from_gnu(&args(&[".", "-regex", ".*/a"])));
-        assert!(differs_from_gnu(&args(&[
-            ".",
-            "-regextype",
-            "posix-extended",
-            "-iregex",
-            "x"
-        ])));
-        assert!(!differs_from_gnu(&args(&[".", "-name", "*.rs"])));
-    }
-
     #[cfg(unix)]
     #[test]
     fn search_5_what_is_not_implemented_goes_to_the_system_find() {
-        assert!(!parse::supported(&args(&[
+        assert!(parse::supported(&args(&[
             ".",
             "-regextype",
             "egrep",
             "-regex",
             "x"
         ])));
-        assert!(!parse::supported(&args(&[".", "-newermt", "2020-01-01"])));
-        assert!(!parse::supported(&args(&[".", "-fstype", "ext4"])));
-        assert!(!parse::supported(&args(&[".", "-printf", "%F\\n"])));
+        assert!(!parse::supported(&args(&[".", "-context", "x"])));
+        assert!(!parse::supported(&args(&[".", "-printf", "%Z\\n"])));
+        assert!(parse::supported(&args(&[".", "-newermt", "2020-01-01"])));
+        assert!(parse::supported(&args(&[".", "-used", "-fstype"])));
         assert!(!parse::supported(&args(&["--version"])));
         assert!(parse::supported(&args(&["-files0-from", "list"])));
-        assert!(parse::supported(&args(&[".", "-name", "-fstype"])));
+        assert!(parse::supported(&args(&[".", "-name", "-context"])));
         assert!(parse::supported(&args(&[
-            ".", "-exec", "echo", "-fstype", "{}", ";", "-print"
+            ".", "-exec", "echo", "-context", "{}", ";", "-print"
         ])));
         assert!(parse::supported(&args(&[
             ".",

@@ -7,6 +7,7 @@ use std::ffi::CString;
 
 use super::printf::{self, Segment};
 use super::{Bytes, Meta, quote};
+use crate::pattern::{self, Flavor, PatternError, Syntax, translate};
 
 /// Which symbolic links are followed: `-P` (none, the default), `-H` (starting points),
 /// `-L` (all).
@@ -39,6 +40,7 @@ impl Cmp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum TimeField {
     Access,
+    Birth,
     Change,
     Modify,
 }
@@ -51,12 +53,19 @@ pub(super) enum PermKind {
     Any,
 }
 
-/// A regular expression over the whole path (`-regex`), compiled for UTF-8 paths and,
-/// when a path is not UTF-8 or the locale is C, for bytes.
+/// A regular expression that must match the whole path (`-regex`), in the locale's
+/// characters (bytes in the C locale).
 pub(super) struct Regex {
-    pub(super) text: onig::Regex,
-    pub(super) bytes: onig::Regex,
+    pub(super) engine: RegexEngine,
     pub(super) utf8_locale: bool,
+}
+
+/// The engine a pattern runs on: a finite automaton, or backtracking where the pattern
+/// has back-references.
+pub(super) enum RegexEngine {
+    Fast(regex::bytes::Regex),
+    /// In the C locale the path's bytes are the characters U+0000–U+00FF here.
+    Backtracking(fancy_regex::Regex),
 }
 
 /// One node of the expression.
@@ -96,6 +105,14 @@ pub(super) enum Node {
         field: TimeField,
         reference: (i64, i64),
     },
+    /// `-used N`: the file was last read `N` days (rounded up; nanoseconds here) after its
+    /// status last changed (never when it was read before the change).
+    Used {
+        cmp: Cmp,
+        days: i128,
+    },
+    /// `-fstype TYPE`: the mount table's name of the file's file system.
+    FsType(Bytes),
     /// `-mtime` and friends: `+N` is older than `reference` (nanoseconds), `-N` newer,
     /// `N` newer but within `window` of it.
     Age {
@@ -202,21 +219,14 @@ const ONE_ARGUMENT: &[&str] = &[
     "-regex",
     "-iregex",
     "-regextype",
+    "-used",
+    "-fstype",
     "-type",
     "-xtype",
     "-size",
     "-newer",
     "-anewer",
     "-cnewer",
-    "-newerat",
-    "-newerac",
-    "-neweram",
-    "-newerca",
-    "-newercc",
-    "-newercm",
-    "-newerma",
-    "-newermc",
-    "-newermm",
     "-mtime",
     "-atime",
     "-ctime",
@@ -269,48 +279,36 @@ pub(super) fn supported(args: &[Bytes]) -> bool {
                 }
                 i += 1;
             }
-            "-regextype" => {
-                // GNU's other dialects are the system find's; an unknown name is an
-                // error here as there.
-                if let Some(kind) = args.get(i)
-                    && regex_syntax(kind).is_none()
-                    && OTHER_DIALECTS.contains(&kind.as_slice())
-                {
-                    return false;
-                }
-                i += 1;
+            "-D" | "-O" | "-help" | "--help" | "-version" | "--version" | "-context" => {
+                return false;
             }
-            "-D" | "-O" | "-help" | "--help" | "-version" | "--version" | "-fstype"
-            | "-context" | "-used" | "-newerBt" | "-newerBa" | "-newerBc" | "-newerBm"
-            | "-newerBB" | "-neweraB" | "-newercB" | "-newermB" | "-newerat" | "-newerct"
-            | "-newermt" => return false,
+            // The mount table is read where the system has one.
+            "-fstype" if !cfg!(any(target_os = "linux", target_os = "android")) => return false,
             _ if word.starts_with("-O") && i == 1 => return false,
-            _ if ONE_ARGUMENT.contains(&word) => i += 1,
+            _ if ONE_ARGUMENT.contains(&word) || newer_xy(word).is_some() => i += 1,
             _ => {}
         }
     }
     true
 }
 
-/// GNU's dialects that `onig` has no syntax for.
-const OTHER_DIALECTS: &[&[u8]] = &[
-    b"gnu-awk",
-    b"posix-awk",
-    b"awk",
-    b"posix-egrep",
-    b"egrep",
-    b"posix-minimal-basic",
-];
-
-/// The `onig` syntax of a `-regextype` GNU and `onig` read alike.
-fn regex_syntax(kind: &[u8]) -> Option<&'static onig::Syntax> {
-    match kind {
-        b"emacs" | b"findutils-default" => Some(onig::Syntax::emacs()),
-        b"posix-basic" | b"ed" | b"sed" => Some(onig::Syntax::posix_basic()),
-        b"posix-extended" => Some(onig::Syntax::posix_extended()),
-        b"grep" => Some(onig::Syntax::grep()),
+/// The two time fields of `-newerXY` (`t` for `Y`: a date string), or `None` when
+/// `name` is not such a test.
+fn newer_xy(name: &str) -> Option<(TimeField, Option<TimeField>)> {
+    let field = |c: u8| match c {
+        b'a' => Some(TimeField::Access),
+        b'B' => Some(TimeField::Birth),
+        b'c' => Some(TimeField::Change),
+        b'm' => Some(TimeField::Modify),
         _ => None,
+    };
+    let rest = name.strip_prefix("-newer")?.as_bytes();
+    let [x, y] = rest else { return None };
+    let x = field(*x)?;
+    if *y == b't' {
+        return Some((x, None));
     }
+    Some((x, Some(field(*y)?)))
 }
 
 struct Parser<'a> {
@@ -318,7 +316,7 @@ struct Parser<'a> {
     pos: usize,
     /// The last predicate or operator read, for GNU's "possible unquoted pattern" hint.
     last: Option<String>,
-    regex_syntax: &'static onig::Syntax,
+    regex_syntax: Syntax,
     daystart: bool,
     program: Program,
     has_action: bool,
@@ -374,7 +372,9 @@ pub(super) fn parse(args: &[Bytes]) -> Result<Program, ParseError> {
         args,
         pos,
         last: None,
-        regex_syntax: onig::Syntax::emacs(),
+        // Without `-regextype` GNU reads Emacs's syntax, where `.` does not match a newline
+        // (unlike `-regextype findutils-default`).
+        regex_syntax: Syntax::EMACS,
         daystart: false,
         program: Program {
             roots,
@@ -803,7 +803,7 @@ impl Parser<'_> {
             }
             "-regextype" => {
                 let kind = self.value(name)?;
-                match regex_syntax(&kind) {
+                match Syntax::find_dialect(&kind) {
                     Some(syntax) => self.regex_syntax = syntax,
                     None => {
                         let valid: Vec<String> = [
@@ -858,25 +858,57 @@ impl Parser<'_> {
                 }
             }
             _ if name.len() == 8 && name.starts_with("-newer") => {
-                let field = |c: u8| match c {
-                    b'a' => TimeField::Access,
-                    b'c' => TimeField::Change,
-                    _ => TimeField::Modify,
+                let Some((field, reference_field)) = newer_xy(name) else {
+                    return error(format!("invalid predicate `{name}'"));
                 };
-                let bytes = name.as_bytes();
-                if !b"acm".contains(&bytes[6]) || !b"acm".contains(&bytes[7]) {
-                    return error(format!("unknown predicate `{name}'"));
+                if self.peek().is_none() {
+                    let (open, close) = super::quotes();
+                    return error(format!("The {open}{name}{close} test needs an argument"));
                 }
-                let meta = self.reference(name)?;
-                let reference = match field(bytes[7]) {
-                    TimeField::Access => meta.atime,
-                    TimeField::Change => meta.ctime,
-                    TimeField::Modify => meta.mtime,
+                let reference = match reference_field {
+                    None => {
+                        let value = self.value(name)?;
+                        super::date::parse(&value, self.program.now).map_or_else(
+                            || {
+                                error(format!(
+                                    "I cannot figure out how to interpret {} as a date or time",
+                                    quote(&value)
+                                ))
+                            },
+                            Ok,
+                        )?
+                    }
+                    Some(TimeField::Birth) => {
+                        let file = self.value(name)?;
+                        let follow = self.program.follow != Follow::Never;
+                        match super::walk::birth_time_path(&file, follow) {
+                            Ok(Some(time)) => time,
+                            Ok(None) => {
+                                return error(format!(
+                                    "Cannot obtain birth time of file {}",
+                                    quote(&file)
+                                ));
+                            }
+                            Err(e) => {
+                                return error(format!(
+                                    "{}: {}",
+                                    quote(&file),
+                                    crate::grep::os_message(&e)
+                                ));
+                            }
+                        }
+                    }
+                    Some(other) => {
+                        let meta = self.reference(name)?;
+                        super::walk::time_of(&meta, other)
+                    }
                 };
-                Node::Newer {
-                    field: field(bytes[6]),
-                    reference,
-                }
+                Node::Newer { field, reference }
+            }
+            "-fstype" => Node::FsType(self.value(name)?),
+            "-used" => {
+                let value = self.value(name)?;
+                self.used(&value)?
             }
             "-mtime" => self.age(name, TimeField::Modify, 86400)?,
             "-atime" => self.age(name, TimeField::Access, 86400)?,
@@ -1073,29 +1105,101 @@ impl Parser<'_> {
         Ok(node)
     }
 
+    /// `-regex`: the pattern read as the current `-regextype` reads it, anchored at
+    /// both ends of the path. As in GNU, `^` and `$` also match beside a newline in it.
     fn regex(&mut self, pattern: &[u8], casefold: bool) -> Result<Node, ParseError> {
-        let mut options = onig::RegexOptions::REGEX_OPTION_NONE;
-        if casefold {
-            options |= onig::RegexOptions::REGEX_OPTION_IGNORECASE;
+        let utf8_locale = crate::grep::utf8_locale();
+        let text = String::from_utf8_lossy(pattern);
+        let syntax = if casefold {
+            self.regex_syntax.with(Syntax::ICASE)
+        } else {
+            self.regex_syntax
+        };
+        let flavor = |target| Flavor {
+            extended: false,
+            utf8: utf8_locale,
+            target,
+            group_offset: 0,
+            loose: false,
+            null_data: false,
+            syntax: Some(syntax),
+        };
+        let compile_error = |e: PatternError| {
+            ParseError(vec![format!(
+                "failed to compile regular expression '{text}': {}",
+                e.0
+            )])
+        };
+        let mut translated =
+            translate(&text, flavor(pattern::Target::Fast)).map_err(compile_error)?;
+        if translated.backreferences {
+            translated =
+                translate(&text, flavor(pattern::Target::Backtracking)).map_err(compile_error)?;
         }
-        let compile_error = |e: onig::Error| ParseError(vec![e.description().to_owned()]);
-        let text = onig::Regex::with_options(
-            &String::from_utf8_lossy(pattern),
-            options,
-            self.regex_syntax,
-        )
-        .map_err(compile_error)?;
-        let bytes = onig::Regex::with_options_and_encoding(
-            onig::EncodedBytes::ascii(pattern),
-            options,
-            self.regex_syntax,
-        )
-        .map_err(compile_error)?;
+        let mut flags = String::from("(?m)");
+        if casefold {
+            flags.push_str("(?i)");
+        }
+        let engine_error = |e: String| {
+            ParseError(vec![format!(
+                "failed to compile regular expression '{text}': {e}"
+            )])
+        };
+        let engine = if translated.backreferences {
+            RegexEngine::Backtracking(
+                fancy_regex::Regex::new(&format!(r"{flags}\A(?:{})\z", translated.regex))
+                    .map_err(|e| engine_error(e.to_string()))?,
+            )
+        } else {
+            if !utf8_locale {
+                flags.push_str("(?-u)");
+            }
+            RegexEngine::Fast(
+                regex::bytes::RegexBuilder::new(&format!(r"{flags}\A(?:{})\z", translated.regex))
+                    .size_limit(64 << 20)
+                    .dfa_size_limit(64 << 20)
+                    .build()
+                    .map_err(|e| engine_error(e.to_string()))?,
+            )
+        };
         Ok(Node::Regex(Box::new(Regex {
-            text,
-            bytes,
-            utf8_locale: crate::grep::utf8_locale(),
+            engine,
+            utf8_locale,
         })))
+    }
+
+    /// `-used N`: days as a C `strtod` reads them (`1.5`, `+-1`), compared with the time
+    /// from the last status change to the last access.
+    fn used(&mut self, value: &[u8]) -> Result<Node, ParseError> {
+        let invalid = || error(format!("Invalid argument {} to -used", lossy(value)));
+        let (cmp, digits) = match value.first() {
+            Some(b'+') => (Cmp::Greater, &value[1..]),
+            Some(b'-') => (Cmp::Less, &value[1..]),
+            _ => (Cmp::Equal, value),
+        };
+        let Some(n) = std::str::from_utf8(digits)
+            .ok()
+            .map(str::trim_start)
+            .filter(|d| {
+                let d = d.strip_prefix(['+', '-']).unwrap_or(d);
+                d.bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+                    && d.bytes()
+                        .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+            })
+            .and_then(|d| d.parse::<f64>().ok())
+            .filter(|n| n.is_finite())
+        else {
+            return invalid();
+        };
+        #[allow(clippy::cast_possible_truncation, reason = "as GNU's modf and casts")]
+        let days = {
+            let total = n * 86_400.0;
+            let seconds = total.trunc();
+            seconds as i128 * 1_000_000_000 + ((total - seconds) * 1e9) as i128
+        };
+        Ok(Node::Used { cmp, days })
     }
 
     fn size(&mut self, value: &[u8]) -> Result<Node, ParseError> {

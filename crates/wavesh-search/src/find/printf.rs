@@ -21,8 +21,9 @@ pub(crate) enum Segment {
     },
 }
 
-/// Whether this implementation knows every directive of `format` (`%F`, the file
-/// system's type, and `%Z`, the SELinux context, are the system find's).
+/// Whether this implementation knows every directive of `format` (`%Z`, the SELinux
+/// context, is the system find's, and so is `%F`, the file system's type, where no
+/// mount table is read).
 pub(super) fn supported(format: &[u8]) -> bool {
     let mut i = 0;
     while i < format.len() {
@@ -33,7 +34,10 @@ pub(super) fn supported(format: &[u8]) -> bool {
                 while i < format.len() && b"-+ #0123456789.".contains(&format[i]) {
                     i += 1;
                 }
-                if matches!(format.get(i), Some(b'F' | b'Z')) {
+                if format.get(i) == Some(&b'Z')
+                    || (format.get(i) == Some(&b'F')
+                        && !cfg!(any(target_os = "linux", target_os = "android")))
+                {
                     return false;
                 }
                 if matches!(format.get(i), Some(b'A' | b'C' | b'T')) {
@@ -152,7 +156,7 @@ pub(super) fn parse(format: &[u8]) -> Result<Vec<Segment>, ParseError> {
                     }
                     b'a' | b'b' | b'c' | b'd' | b'D' | b'f' | b'g' | b'G' | b'h' | b'H' | b'i'
                     | b'k' | b'l' | b'm' | b'M' | b'n' | b'p' | b'P' | b's' | b'S' | b't'
-                    | b'u' | b'U' | b'y' | b'Y' => {
+                    | b'u' | b'U' | b'y' | b'Y' | b'F' => {
                         push_directive(&mut out, &mut literal, spec, letter, 0);
                     }
                     _ => {

@@ -134,3 +134,80 @@ pub(super) fn close_stdin_before_exec(command: &mut std::process::Command) {
         });
     }
 }
+
+/// The calendar fields (year, month 1–12, day, hour, minute, second) of `seconds`: in
+/// local time, or at `offset` seconds east of UTC.
+pub(super) fn broken_down(
+    seconds: i64,
+    offset: Option<i64>,
+) -> Option<(i64, i64, i64, i64, i64, i64)> {
+    if let Some(offset) = offset {
+        let t = seconds.checked_add(offset)?;
+        let days = t.div_euclid(86_400);
+        let rest = t.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        return Some((y, m, d, rest / 3600, rest / 60 % 60, rest % 60));
+    }
+    let tm = local_time(seconds)?;
+    Some((
+        i64::from(tm.tm_year) + 1900,
+        i64::from(tm.tm_mon) + 1,
+        i64::from(tm.tm_mday),
+        i64::from(tm.tm_hour),
+        i64::from(tm.tm_min),
+        i64::from(tm.tm_sec),
+    ))
+}
+
+/// The date of a day counted from 1970-01-01 (proleptic Gregorian).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// The instant of a local calendar time (`mktime`: fields out of range carry over, and
+/// daylight saving time is the zone's at that date).
+#[allow(clippy::useless_conversion, reason = "time_t is not i64 everywhere")]
+pub(super) fn local_seconds(
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+) -> Option<i64> {
+    // SAFETY: an all-zero tm is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    tm.tm_year = i32::try_from(year - 1900).ok()?;
+    tm.tm_mon = i32::try_from(month - 1).ok()?;
+    tm.tm_mday = i32::try_from(day).ok()?;
+    tm.tm_hour = i32::try_from(hour).ok()?;
+    tm.tm_min = i32::try_from(minute).ok()?;
+    tm.tm_sec = i32::try_from(second).ok()?;
+    tm.tm_isdst = -1;
+    // SAFETY: tm is initialised; mktime normalises it in place.
+    let t = unsafe { libc::mktime(&raw mut tm) };
+    let t = i64::from(t);
+    if t == -1 {
+        // -1 is also the second before the epoch: an error only if that is not the time.
+        let check = local_time(-1)?;
+        let same = check.tm_year == tm.tm_year
+            && check.tm_mon == tm.tm_mon
+            && check.tm_mday == tm.tm_mday
+            && check.tm_hour == tm.tm_hour
+            && check.tm_min == tm.tm_min
+            && check.tm_sec == tm.tm_sec;
+        if !same {
+            return None;
+        }
+    }
+    Some(t)
+}

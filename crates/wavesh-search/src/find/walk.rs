@@ -63,6 +63,81 @@ fn stat_at(dir: BorrowedFd<'_>, name: &[u8], follow: bool) -> std::io::Result<Me
         .map_err(std::io::Error::from)
 }
 
+/// The devices and file system types of the mount table (`/proc/self/mountinfo`: the
+/// device's `major:minor` is its third field, the type the first after the `-`), in its
+/// order, without the mounts of type `ignore`.
+fn mount_table() -> Vec<(u64, Bytes)> {
+    let Ok(text) = std::fs::read("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
+        let Some(dash) = fields.iter().position(|f| *f == b"-") else {
+            continue;
+        };
+        let (Some(dev), Some(kind)) = (fields.get(2), fields.get(dash + 1)) else {
+            continue;
+        };
+        let Some((major, minor)) = std::str::from_utf8(dev)
+            .ok()
+            .and_then(|d| d.split_once(':'))
+            .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        else {
+            continue;
+        };
+        if *kind == b"ignore" {
+            continue;
+        }
+        #[allow(clippy::unnecessary_cast, reason = "dev_t's type differs by platform")]
+        out.push((rustix::fs::makedev(major, minor) as u64, kind.to_vec()));
+    }
+    out
+}
+
+/// A file's birth time (`statx`), `None` where the file system or the kernel keeps none.
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "the field types differ by platform"
+)]
+fn birth_time_at(
+    dir: BorrowedFd<'_>,
+    name: &[u8],
+    follow: bool,
+) -> std::io::Result<Option<(i64, i64)>> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::StatxFlags;
+        let flags = if follow {
+            AtFlags::empty()
+        } else {
+            AtFlags::SYMLINK_NOFOLLOW
+        };
+        let st = rustix::fs::statx(dir, os(name), flags, StatxFlags::BTIME)
+            .map_err(std::io::Error::from)?;
+        Ok((st.stx_mask & StatxFlags::BTIME.bits() != 0)
+            .then(|| (st.stx_btime.tv_sec as i64, i64::from(st.stx_btime.tv_nsec))))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (dir, name, follow);
+        Ok(None)
+    }
+}
+
+/// The birth time of a reference file (`-newerXB`), found as `stat_path` finds it.
+pub(super) fn birth_time_path(path: &[u8], follow: bool) -> std::io::Result<Option<(i64, i64)>> {
+    if path.is_empty() {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
+    }
+    match birth_time_at(rustix::fs::CWD, path, follow) {
+        Err(e) if follow && dangling(&e) => {
+            birth_time_at(rustix::fs::CWD, path, false).map_err(|_| e)
+        }
+        other => other,
+    }
+}
+
 /// `stat` (or `lstat`) of a path from the working directory (reference files).
 pub(super) fn stat_path(path: &[u8], follow: bool) -> std::io::Result<Meta> {
     if path.is_empty() {
@@ -289,6 +364,8 @@ struct Run<'p> {
     ls: LsWidths,
     users: std::collections::HashMap<u32, Option<Bytes>>,
     groups: std::collections::HashMap<u32, Option<Bytes>>,
+    /// The mount table's devices and file system types, read when first needed.
+    mounts: Option<Vec<(u64, Bytes)>>,
     arg_limit: usize,
 }
 
@@ -358,6 +435,7 @@ pub(super) fn run(args: &[Bytes]) -> i32 {
         ls: LsWidths::default(),
         users: std::collections::HashMap::new(),
         groups: std::collections::HashMap::new(),
+        mounts: None,
         // GNU's buildcmd: at most 128 KiB of arguments, NULs included, per command.
         arg_limit: 128 * 1024,
     };
@@ -820,24 +898,19 @@ impl Run<'_> {
                 m.is_link()
                     && read_link(e).is_some_and(|t| super::sys::fnmatch(pattern, &t, *casefold))
             }
-            Node::Regex(regex) => {
-                let text = std::str::from_utf8(e.path)
-                    .ok()
-                    .filter(|_| regex.utf8_locale);
-                match text {
-                    Some(text) => regex.text.is_match(text),
-                    // In a UTF-8 locale GNU's regex matches no path that is not UTF-8.
-                    None if regex.utf8_locale => false,
-                    None => {
-                        regex.bytes.match_with_encoding(
-                            onig::EncodedBytes::ascii(e.path),
-                            0,
-                            onig::SearchOptions::SEARCH_OPTION_NONE,
-                            None,
-                        ) == Some(e.path.len())
-                    }
+            Node::Regex(regex) => match &regex.engine {
+                // In a UTF-8 locale GNU's regex matches no path that is not UTF-8.
+                _ if regex.utf8_locale && std::str::from_utf8(e.path).is_err() => false,
+                parse::RegexEngine::Fast(re) => re.is_match(e.path),
+                parse::RegexEngine::Backtracking(re) => {
+                    let text: String = if regex.utf8_locale {
+                        String::from_utf8_lossy(e.path).into_owned()
+                    } else {
+                        e.path.iter().map(|&b| char::from(b)).collect()
+                    };
+                    re.is_match(&text).unwrap_or(false)
                 }
-            }
+            },
             Node::Type { types, x } => {
                 let letter = if *x { self.other_type(e) } else { e.kind.get() };
                 letter.is_some_and(|l| types.contains(&l))
@@ -859,7 +932,35 @@ impl Run<'_> {
                 },
                 _ => false,
             },
+            Node::Newer {
+                field: TimeField::Birth,
+                reference,
+            } => {
+                let follow = e.follow && !m.is_link();
+                match birth_time_at(e.dir.fd(), e.name, follow) {
+                    Ok(Some(time)) => time > *reference,
+                    Ok(None) => false,
+                    Err(err) => {
+                        self.error(e.path, &err);
+                        false
+                    }
+                }
+            }
             Node::Newer { field, reference } => time_of(&m, *field) > *reference,
+            Node::FsType(kind) => self.fs_type(m.dev) == kind.as_slice(),
+            Node::Used { cmp, days } => {
+                let nanos = |(s, ns): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(ns);
+                let used = nanos(m.atime) - nanos(m.ctime);
+                const DAY: i128 = 86_400 * 1_000_000_000;
+                // GNU: never when the file was read before its last change; `N` is
+                // `[N-1, N)` days, so a file untouched since it was made is `-used 1`.
+                used >= 0
+                    && match cmp {
+                        Cmp::Greater => used > *days,
+                        Cmp::Less => used < *days,
+                        Cmp::Equal => used >= *days - DAY && used < *days,
+                    }
+            }
             Node::Age {
                 field,
                 cmp,
@@ -960,6 +1061,16 @@ impl Run<'_> {
             .entry(uid)
             .or_insert_with(|| super::sys::user_name(uid))
             .clone()
+    }
+
+    /// The type of the file system holding device `dev`, as the mount table names it
+    /// (`-fstype`, `%F`): the first mount of the device, or `unknown`.
+    fn fs_type(&mut self, dev: u64) -> &[u8] {
+        let mounts = self.mounts.get_or_insert_with(mount_table);
+        mounts
+            .iter()
+            .find(|(d, _)| *d == dev)
+            .map_or(b"unknown".as_slice(), |(_, t)| t.as_slice())
     }
 
     fn group(&mut self, gid: u32) -> Option<Bytes> {
@@ -1084,6 +1195,10 @@ impl Run<'_> {
                     printf::float(out, ratio, spec);
                 }
                 b'y' => printf::string(out, &[e.kind.get().unwrap_or(b'U')], spec),
+                b'F' => {
+                    let kind = self.fs_type(m.dev).to_vec();
+                    printf::string(out, &kind, spec);
+                }
                 b'Y' => {
                     let mut failure = None;
                     let letter = if m.is_link() {
@@ -1354,8 +1469,10 @@ fn read_link(e: &Entry<'_>) -> Option<Bytes> {
         .map(std::ffi::CString::into_bytes)
 }
 
-fn time_of(meta: &Meta, field: TimeField) -> (i64, i64) {
+/// A timestamp of a `stat` (the birth time is not in one: see [`birth_time_at`]).
+pub(super) fn time_of(meta: &Meta, field: TimeField) -> (i64, i64) {
     match field {
+        TimeField::Birth => (i64::MIN, 0),
         TimeField::Access => meta.atime,
         TimeField::Change => meta.ctime,
         TimeField::Modify => meta.mtime,
