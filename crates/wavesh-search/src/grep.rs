@@ -79,6 +79,17 @@ pub struct Options {
     pub(crate) count_matches: bool,
     /// rg: a single file operand is printed without its path.
     pub(crate) rg_names: bool,
+    /// `--color` in effect: the colors of each part of the output.
+    pub(crate) colors: Option<crate::color::Colors>,
+    /// `--help` or `--version`: that text is printed, and nothing is searched.
+    pub(crate) info: Option<Info>,
+}
+
+/// `--help` or `--version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Info {
+    Help,
+    Version,
 }
 
 /// `-d ACTION`.
@@ -190,6 +201,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     let mut i = 0;
     let mut context: Option<usize> = None;
     let (mut after_given, mut before_given) = (false, false);
+    let mut color = crate::color::When::Never;
     while i < args.len() {
         let arg = &args[i];
         i += 1;
@@ -289,13 +301,16 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 "directories" => directories(&mut o, &value()?)?,
                 "devices" => devices(&mut o, &value()?)?,
                 "color" | "colour" => {
-                    if let Some(v) = inline.clone()
-                        && v != "never"
-                        && v != "auto"
-                    {
-                        return Err(Unsupported(format!("--color={v}")));
-                    }
+                    // The value is optional, so it is only ever given after `=`.
+                    let when = match inline.as_deref() {
+                        None => crate::color::When::Auto,
+                        Some(v) => crate::color::when(v)
+                            .ok_or_else(|| Unsupported(format!("--color={v}")))?,
+                    };
+                    color = when;
                 }
+                "help" => o.info = Some(Info::Help),
+                "version" => o.info = o.info.or(Some(Info::Version)),
                 _ => return Err(Unsupported(format!("--{name}"))),
             }
             continue;
@@ -375,6 +390,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                     'd' => directories(&mut o, &value(&mut j)?)?,
                     'D' => devices(&mut o, &value(&mut j)?)?,
                     'U' => {}
+                    'V' => o.info = o.info.or(Some(Info::Version)),
                     other => return Err(Unsupported(format!("-{other}"))),
                 }
             }
@@ -390,6 +406,12 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         if !before_given {
             o.before = n;
         }
+    }
+    if crate::color::enabled(color) {
+        o.colors = Some(crate::color::Colors::from_env());
+    }
+    if o.info.is_some() {
+        return Ok(o);
     }
     if !pattern_given {
         if positional.is_empty() {
@@ -941,6 +963,11 @@ impl Matcher {
         std::borrow::Cow::Owned(lower)
     }
 
+    /// Whether `text` is valid in the locale's character set (always, outside UTF-8).
+    fn valid(&self, text: &[u8]) -> bool {
+        !self.utf8 || std::str::from_utf8(text).is_ok()
+    }
+
     fn is_match(&self, line: &[u8]) -> bool {
         match &self.engine {
             Engine::Fast(re) => {
@@ -1387,28 +1414,66 @@ impl<W: Write> Run<'_, W> {
     ) {
         let o = self.o;
         if self.show_names {
-            self.out.put(name.as_bytes());
-            self.out.put(&[if o.null_names { 0 } else { separator }]);
+            self.colored_name(name);
+            if o.null_names {
+                self.out.put(&[0]);
+            } else {
+                self.separator(separator);
+            }
         }
         if o.line_number {
-            self.padded(st.width, number + 1);
-            self.out.put(&[separator]);
+            self.colored_number(st.width, number + 1, |c| &c.line_number);
+            self.separator(separator);
         }
         if o.byte_offset {
-            self.padded(st.width, offset);
-            self.out.put(&[separator]);
+            self.colored_number(st.width, offset, |c| &c.byte_offset);
+            self.separator(separator);
         }
         if o.initial_tab && !empty && (self.show_names || o.line_number || o.byte_offset) {
             self.out.put(b"\t");
         }
     }
 
-    fn padded(&mut self, width: usize, n: u64) {
-        if width > 0 {
-            self.out.put(format!("{n:>width$}").as_bytes());
-        } else {
-            self.out.number(n);
+    /// `bytes` in the color `which` picks (as they are without `--color`).
+    fn colored(&mut self, bytes: &[u8], which: impl Fn(&crate::color::Colors) -> &str) {
+        let o = self.o;
+        match &o.colors {
+            Some(colors) => self.paint(colors, bytes, which(colors)),
+            None => self.out.put(bytes),
         }
+    }
+
+    /// `bytes` between the sequences that start and end `sgr` (none for an empty one).
+    fn paint(&mut self, colors: &crate::color::Colors, bytes: &[u8], sgr: &str) {
+        if sgr.is_empty() || bytes.is_empty() {
+            self.out.put(bytes);
+            return;
+        }
+        self.out.put(&colors.start(sgr));
+        self.out.put(bytes);
+        self.out.put(colors.end(sgr));
+    }
+
+    fn colored_name(&mut self, name: &str) {
+        self.colored(name.as_bytes(), |c| &c.file_name);
+    }
+
+    fn separator(&mut self, separator: u8) {
+        self.colored(&[separator], |c| &c.separator);
+    }
+
+    fn colored_number(
+        &mut self,
+        width: usize,
+        n: u64,
+        which: impl Fn(&crate::color::Colors) -> &str,
+    ) {
+        let text = if width > 0 {
+            format!("{n:>width$}")
+        } else {
+            n.to_string()
+        };
+        self.colored(text.as_bytes(), which);
     }
 
     /// Prints a selected (`:`) or context (`-`) line as GNU does: with -o only the
@@ -1425,17 +1490,22 @@ impl<W: Write> Run<'_, W> {
     ) {
         let o = self.o;
         let check = self.matcher.utf8 && !o.text;
+        // A "matching" line: a selected one, or a context one under -v.
+        let matching = (separator == b':') != o.invert;
         if !o.only_matching {
-            if check && std::str::from_utf8(text).is_err() {
+            if check && !self.matcher.valid(text) {
                 st.encoding_error = true;
                 return;
             }
             self.prefix(st, name, number, offset, separator, text.is_empty());
-            self.out.put(text);
+            match &o.colors {
+                Some(colors) => self.colored_line(colors, text, separator == b':', matching),
+                None => self.out.put(text),
+            }
             self.end_line();
             return;
         }
-        if (separator == b':') == o.invert {
+        if !matching {
             return;
         }
         let separator = if o.invert { b'-' } else { b':' };
@@ -1443,26 +1513,55 @@ impl<W: Write> Run<'_, W> {
             if start == end {
                 continue;
             }
-            if check && std::str::from_utf8(&text[start..end]).is_err() {
+            if check && !self.matcher.valid(&text[start..end]) {
                 st.encoding_error = true;
                 return;
             }
             self.prefix(st, name, number, offset + start as u64, separator, false);
-            self.out.put(&text[start..end]);
+            self.colored(&text[start..end], |c| c.matched(separator == b':'));
             self.end_line();
         }
     }
 
+    /// A line's text with `--color`: its matches in the match color (when it is a
+    /// matching line), the rest in the line color.
+    fn colored_line(
+        &mut self,
+        colors: &crate::color::Colors,
+        text: &[u8],
+        selected: bool,
+        matching: bool,
+    ) {
+        let line = colors.line(selected, self.o.invert);
+        let matched = colors.matched(selected);
+        let mut at = 0;
+        if matching && !matched.is_empty() {
+            for (start, end) in self.matcher.find_all(text) {
+                if start == end || start < at {
+                    continue;
+                }
+                // GNU opens the line color before each match's lead, and the match
+                // color's end closes both.
+                if !line.is_empty() {
+                    self.out.put(&colors.start(line));
+                }
+                self.out.put(&text[at..start]);
+                self.paint(colors, &text[start..end], matched);
+                at = end;
+            }
+        }
+        self.paint(colors, &text[at..], line);
+    }
+
     /// The line between context groups.
     fn group_separator(&mut self) {
-        match &self.o.group_separator {
-            None => self.out.put(b"--\n"),
-            Some(Some(text)) => {
-                let line = format!("{text}\n");
-                self.out.put(line.as_bytes());
-            }
-            Some(None) => {}
-        }
+        let text = match &self.o.group_separator {
+            None => "--".to_owned(),
+            Some(Some(text)) => text.clone(),
+            Some(None) => return,
+        };
+        self.colored(text.as_bytes(), |c| &c.separator);
+        self.out.put(b"\n");
     }
 
     /// Ends a printed line with the line terminator (`--line-buffered`: and flushes).
@@ -1488,18 +1587,22 @@ impl<W: Write> Run<'_, W> {
         }
         if o.count && !(o.count_nonzero_only && st.count == 0) {
             if self.show_names {
-                self.out.put(name.as_bytes());
-                self.name_end(b':');
+                self.colored_name(name);
+                if o.null_names {
+                    self.out.put(&[0]);
+                } else {
+                    self.separator(b':');
+                }
             }
             self.out.number(st.count);
             self.out.put(b"\n");
         }
         if o.files_with_matches && st.count > 0 {
-            self.out.put(name.as_bytes());
+            self.colored_name(name);
             self.name_end(b'\n');
         }
         if o.files_without_match && st.count == 0 {
-            self.out.put(name.as_bytes());
+            self.colored_name(name);
             self.name_end(b'\n');
         }
         let binary_match = st.binary_from.is_some_and(|from| from < st.count);
@@ -1552,9 +1655,17 @@ fn name_suffixes(name: &str) -> Vec<&str> {
 
 /// Runs grep with parsed options; returns the exit code (0 match, 1 none, 2 error).
 pub fn run(o: &Options) -> i32 {
+    if let Some(info) = o.info {
+        return print_info(info);
+    }
     if let Some(message) = &o.fatal {
         eprintln_grep(message);
         return 2;
+    }
+    if let Some(value) = o.colors.as_ref().and_then(|c| c.legacy.as_ref()) {
+        eprintln_grep(&format!(
+            "warning: GREP_COLOR='{value}' is deprecated; use GREP_COLORS='mt={value}'"
+        ));
     }
     let matcher = match Matcher::new(o) {
         Ok(m) => m,
@@ -1661,6 +1772,102 @@ pub fn run(o: &Options) -> i32 {
         0
     } else {
         1
+    }
+}
+
+/// What `--version` prints: wavesh's grep, and the GNU grep release it follows (the
+/// last word, as scripts that check a grep's version read it).
+const VERSION_TEXT: &str = concat!(
+    "grep (wavesh ",
+    env!("CARGO_PKG_VERSION"),
+    "), compatible with GNU grep 3.8\n",
+    "This grep is wavesh's own implementation, not GNU grep: it follows GNU grep 3.8's\n",
+    "options, output and exit status, and reads .gitignore files when it walks\n",
+    "directories. Arguments it does not support run the system grep.\n",
+);
+
+/// What `--help` prints.
+const HELP_TEXT: &str = "\
+Usage: grep [OPTION]... PATTERNS [FILE]...
+Search each FILE (standard input for none or -, the working directory with -r and
+no FILE) for lines matching PATTERNS, one pattern a line.
+
+Patterns:
+  -E, --extended-regexp     PATTERNS are extended regular expressions
+  -F, --fixed-strings       PATTERNS are strings
+  -G, --basic-regexp        PATTERNS are basic regular expressions (the default)
+  -P, --perl-regexp         PATTERNS are Perl-compatible (PCRE2) expressions
+  -e, --regexp=PATTERNS     use PATTERNS (may be given more than once)
+  -f, --file=FILE           take patterns from FILE, one a line
+  -i, --ignore-case         ignore case; --no-ignore-case does not (the default)
+  -w, --word-regexp         match whole words only
+  -x, --line-regexp         match whole lines only
+  -z, --null-data           lines end with a NUL byte, not a newline
+
+Output:
+  -s, --no-messages         leave out messages about unreadable files
+  -v, --invert-match        select the lines that do not match
+  -V, --version             print the version and exit
+      --help                print this help and exit
+  -m, --max-count=NUM       stop after NUM selected lines
+  -b, --byte-offset         print each line's byte offset
+  -n, --line-number         print each line's number
+      --line-buffered       flush the output after each line
+  -H, --with-filename       print the file name of each match
+  -h, --no-filename         print no file names
+      --label=LABEL         the name shown for standard input
+  -o, --only-matching       print only the matched parts of lines
+  -q, --quiet, --silent     print nothing; the exit status tells
+      --binary-files=TYPE   binary, text or without-match
+  -a, --text                read binary files as text (--binary-files=text)
+  -I                        skip binary files (--binary-files=without-match)
+  -d, --directories=ACTION  read, skip or recurse
+  -D, --devices=ACTION      read or skip devices, FIFOs and sockets
+  -r, --recursive           search directories, not following symbolic links in them
+  -R, --dereference-recursive  search directories, following symbolic links
+      --include=GLOB        search only files whose name matches GLOB
+      --exclude=GLOB        skip files whose name matches GLOB
+      --exclude-from=FILE   skip files matching a glob in FILE
+      --exclude-dir=GLOB    skip directories whose name matches GLOB
+  -L, --files-without-match print only the names of files with no match
+  -l, --files-with-matches  print only the names of files with a match
+  -c, --count               print only each file's count of selected lines
+  -T, --initial-tab         align the text after the prefixes with a tab
+  -Z, --null                print a NUL byte after each file name
+
+Context:
+  -B, --before-context=NUM  print NUM lines before each match
+  -A, --after-context=NUM   print NUM lines after each match
+  -C, --context=NUM, -NUM   print NUM lines around each match
+      --group-separator=SEP print SEP between context groups (-- by default)
+      --no-group-separator  print nothing between context groups
+      --color[=WHEN], --colour[=WHEN]
+                            color matches and prefixes: never, always or auto;
+                            GREP_COLORS says which colors (GNU grep's format)
+  -U, --binary              accepted and ignored
+
+The exit status is 0 when a line is selected, 1 when none is, 2 on an error (unless
+-q selected a line).
+
+This is wavesh's grep, not GNU grep: report its bugs to wavesh's maintainers, not to
+GNU grep's address (bug-grep@gnu.org), since a difference from GNU grep 3.8 is a bug
+in wavesh.
+";
+
+/// Prints `--help` or `--version` on standard output: exit 0, or GNU's write error
+/// and 2 when it cannot be written.
+fn print_info(info: Info) -> i32 {
+    let text = match info {
+        Info::Help => HELP_TEXT,
+        Info::Version => VERSION_TEXT,
+    };
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln_grep(&format!("write error: {}", os_message(&error)));
+            2
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! output. Arguments it does not support run the system grep with the same argv
 //! (SEARCH-5), so shadowing never fails a command that worked before.
 
+mod color;
 mod find;
 pub(crate) mod grep;
 pub mod pattern;

@@ -858,3 +858,116 @@ fn search_6_the_tool_adds_nothing_to_a_greps_output() {
         );
     }
 }
+
+/// `--color=always` is GNU's: the SGR sequences of each part (names, numbers,
+/// separators, matches, selected and context lines), `GREP_COLORS` with its booleans
+/// `rv` and `ne`, and the deprecated `GREP_COLOR` with its warning (SEARCH-1).
+#[test]
+fn search_1_colors_are_gnus() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("t"), "ab\nxabcx\nzz\n").unwrap();
+    let m = |s: &str| format!("\x1b[01;31m\x1b[K{s}\x1b[m\x1b[K");
+    let c = |sgr: &str, s: &str| format!("\x1b[{sgr}m\x1b[K{s}\x1b[m\x1b[K");
+    let name = c("35", "t");
+    let colon = c("36", ":");
+    let dash = c("36", "-");
+    for (script, expected) in [
+        (
+            "G --color=always b t".to_owned(),
+            format!("a{}\nxa{}cx\n", m("b"), m("b")),
+        ),
+        (
+            "G --color=always -Hn -A1 -e b t".to_owned(),
+            format!(
+                "{name}{colon}{}{colon}a{}\n{name}{colon}{}{colon}xa{}cx\n{name}{dash}{}{dash}zz\n",
+                c("32", "1"),
+                m("b"),
+                c("32", "2"),
+                m("b"),
+                c("32", "3"),
+            ),
+        ),
+        (
+            "G --color=always -c b t t".to_owned(),
+            format!("{name}{colon}2\n{name}{colon}2\n"),
+        ),
+        (
+            "G --color=always -l b t t".to_owned(),
+            format!("{name}\n{name}\n"),
+        ),
+        (
+            "G --color=always -ob b t".to_owned(),
+            format!(
+                "{}{colon}{}\n{}{colon}{}\n",
+                c("32", "1"),
+                m("b"),
+                c("32", "5"),
+                m("b")
+            ),
+        ),
+        (
+            "G --color=always -A0 zz t t".to_owned(),
+            format!(
+                "{name}{colon}{}\n{}\n{name}{colon}{}\n",
+                m("zz"),
+                c("36", "--"),
+                m("zz")
+            ),
+        ),
+        (
+            "GREP_COLORS='sl=1:cx=2' G --color=always -A1 b t".to_owned(),
+            format!(
+                "\x1b[1m\x1b[Ka{}\n\x1b[1m\x1b[Kxa{}{}\n{}\n",
+                m("b"),
+                m("b"),
+                c("1", "cx"),
+                c("2", "zz")
+            ),
+        ),
+        (
+            "GREP_COLORS='mt=7:ne:rv:sl=1:cx=2' G --color=always -v -C1 z t".to_owned(),
+            "\x1b[2mab\x1b[m\n\x1b[2mxabcx\x1b[m\n\x1b[1m\x1b[7mz\x1b[m\x1b[1m\x1b[7mz\x1b[m\n"
+                .to_owned(),
+        ),
+        ("G --color=auto b t".to_owned(), "ab\nxabcx\n".to_owned()),
+        ("G --color=never b t".to_owned(), "ab\nxabcx\n".to_owned()),
+        (
+            "GREP_COLOR=4 GREP_COLORS=mt=5 G --color=always b t 2>&1".to_owned(),
+            format!("a{}\nxa{}cx\n", c("5", "b"), c("5", "b")),
+        ),
+        (
+            "GREP_COLOR=4 G --color=always zz t 2>&1".to_owned(),
+            format!(
+                "grep: warning: GREP_COLOR='4' is deprecated; use GREP_COLORS='mt=4'\n{}\n",
+                c("4", "zz")
+            ),
+        ),
+        ("GREP_COLOR=4 G zz t 2>&1".to_owned(), "zz\n".to_owned()),
+    ] {
+        grep_case(&ws.root, "C.UTF-8", &script, &expected, 0);
+    }
+}
+
+/// `--help` and `--version` are wavesh's own texts (the version names the GNU grep
+/// release followed, as its last word); both exit 0, and 2 with GNU's message when
+/// standard output cannot be written.
+#[test]
+fn search_1_help_and_version() {
+    let ws = Workspace::new();
+    let out = sh(&ws.root, "C", "G --version | head -1; G -V x y | wc -l");
+    assert_eq!(out.code, Some(0));
+    let first = out.text();
+    assert!(first.starts_with("grep (wavesh "), "{first}");
+    assert!(first.lines().next().unwrap().ends_with(" 3.8"), "{first}");
+    let out = sh(
+        &ws.root,
+        "C",
+        "G --help | grep -c -e '^Usage: grep' -e '--color'",
+    );
+    assert_eq!((out.text().as_str(), out.code), ("2\n", Some(0)));
+    for option in ["--help", "--version"] {
+        let out = sh(&ws.root, "C", &format!("G {option} >/dev/full"));
+        assert_eq!(out.code, Some(2), "{option}");
+        assert_eq!(out.stderr, "grep: write error: No space left on device\n");
+    }
+}
