@@ -643,6 +643,10 @@ struct Matcher {
     fold_case: bool,
     /// A PCRE2 matching error (its backtracking limit...): GNU's message; the run ends.
     failure: std::sync::OnceLock<String>,
+    /// The same expression reporting every match end: where a match found at a start
+    /// ends when it is the longest there, as POSIX (and GNU, for -o and --color) reads
+    /// `ab|abc` and several patterns (`-e bb -e bbb`).
+    longest: Option<regex_automata::hybrid::dfa::DFA>,
 }
 
 impl Matcher {
@@ -657,6 +661,7 @@ impl Matcher {
                 word_assertions: false,
                 fold_case: false,
                 failure: std::sync::OnceLock::new(),
+                longest: None,
             });
         }
         if o.dialect == Dialect::Perl {
@@ -790,6 +795,7 @@ impl Matcher {
                 word_assertions: false,
                 fold_case: o.ignore_case,
                 failure: std::sync::OnceLock::new(),
+                longest: None,
             });
         }
         let engine = large(&format!("{flags}{body}")).map_err(|e| regex_error(&e))?;
@@ -815,6 +821,11 @@ impl Matcher {
             word_assertions,
             fold_case: false,
             failure: std::sync::OnceLock::new(),
+            // Only output that shows matches needs their ends; rg's matches are
+            // leftmost-first, as ripgrep's are.
+            longest: ((o.only_matching || o.colors.is_some()) && !o.rg_names)
+                .then(|| longest_dfa(&format!("{flags}{body}"), eol))
+                .flatten(),
         })
     }
 
@@ -870,6 +881,7 @@ impl Matcher {
             word_assertions: false,
             fold_case: false,
             failure: std::sync::OnceLock::new(),
+            longest: None,
         })
     }
 
@@ -898,8 +910,7 @@ impl Matcher {
     fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
         match &self.engine {
             Engine::Fast(re) => {
-                let found: Vec<(usize, usize)> =
-                    re.find_iter(line).map(|m| (m.start(), m.end())).collect();
+                let found = self.longest_matches(re, line);
                 if !found.is_empty() || !self.word_assertions || std::str::from_utf8(line).is_ok() {
                     return found;
                 }
@@ -942,6 +953,32 @@ impl Matcher {
             }
             Engine::Nothing => Vec::new(),
         }
+    }
+
+    /// The matches of `re` in `line`, left to right, each as long as it can be at its
+    /// start; an empty match moves the search on by one byte.
+    fn longest_matches(&self, re: &regex::bytes::Regex, line: &[u8]) -> Vec<(usize, usize)> {
+        let Some(dfa) = &self.longest else {
+            return re.find_iter(line).map(|m| (m.start(), m.end())).collect();
+        };
+        let mut cache = dfa.create_cache();
+        let mut found = Vec::new();
+        let mut at = 0;
+        while at <= line.len() {
+            let Some(m) = re.find_at(line, at) else { break };
+            let input = regex_automata::Input::new(line)
+                .range(m.start()..)
+                .anchored(regex_automata::Anchored::Yes);
+            let end = match dfa.try_search_fwd(&mut cache, &input) {
+                Ok(Some(half)) => half.offset().max(m.end()),
+                // The lazy DFA gives up (a Unicode word boundary beside non-ASCII text,
+                // a full cache): the end found first stands.
+                _ => m.end(),
+            };
+            found.push((m.start(), end));
+            at = if end > m.start() { end } else { end + 1 };
+        }
+        found
     }
 
     /// The text lower-cased for `-i` on the backtracking engine, where that keeps every
@@ -987,6 +1024,28 @@ impl Matcher {
             Engine::Nothing => false,
         }
     }
+}
+
+/// A lazy DFA of `pattern` (as the regex crate reads it) that reports the longest
+/// match; `None` where it cannot be built (the leftmost-first ends are used then).
+fn longest_dfa(pattern: &str, eol: u8) -> Option<regex_automata::hybrid::dfa::DFA> {
+    use regex_automata::{MatchKind, hybrid::dfa::DFA, nfa::thompson, util::syntax};
+    DFA::builder()
+        .configure(
+            DFA::config()
+                .match_kind(MatchKind::All)
+                .unicode_word_boundary(true)
+                .cache_capacity(8 << 20),
+        )
+        .syntax(
+            syntax::Config::new()
+                .utf8(false)
+                .line_terminator(eol)
+                .nest_limit(1000),
+        )
+        .thompson(thompson::Config::new().utf8(false))
+        .build(pattern)
+        .ok()
 }
 
 /// The regex crate's error, shortened to its last line (its own pointer art is noise).

@@ -948,6 +948,27 @@ fn search_1_colors_are_gnus() {
     }
 }
 
+/// Where matches start together, -o and --color take the longest, across patterns and
+/// alternatives, as GNU's POSIX matcher does (SEARCH-1).
+#[test]
+fn search_1_matches_are_leftmost_longest() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("u"), "a bb ccc dddd\nabcd\n").unwrap();
+    for (script, expected) in [
+        ("G -o -e cc -e ccc u", "ccc\n"),
+        ("G -oE 'ab|abcd' u", "abcd\n"),
+        ("G -oF -e b -e bb -e abc u", "bb\nabc\n"),
+        ("G -ow -e b -e bb u", "bb\n"),
+        ("G -oi -e D -e dd -e DDD u", "ddd\nd\nd\n"),
+        (
+            "G --color=always -E 'c|cc+' u",
+            "a bb \x1b[01;31m\x1b[Kccc\x1b[m\x1b[K dddd\nab\x1b[01;31m\x1b[Kc\x1b[m\x1b[Kd\n",
+        ),
+    ] {
+        grep_case(&ws.root, "C.UTF-8", script, expected, 0);
+    }
+}
+
 /// `--help` and `--version` are wavesh's own texts (the version names the GNU grep
 /// release followed, as its last word); both exit 0, and 2 with GNU's message when
 /// standard output cannot be written.
