@@ -422,8 +422,15 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     // Equivalence classes of letters and multi-character collating symbols follow the
     // locale's collation, which the system grep knows ([[=a=]] matches à in a UTF-8
     // locale).
+    if o.dialect == Dialect::Perl && charset().is_some_and(|c| !c.multibyte()) {
+        // GNU's PCRE2 reads a single-byte set's bytes with that locale's character
+        // tables, which are not built here.
+        return Err(Unsupported(
+            "-P in a single-byte locale other than C".into(),
+        ));
+    }
     if matches!(o.dialect, Dialect::Basic | Dialect::Extended) {
-        let utf8 = utf8_locale();
+        let utf8 = text_locale();
         for p in &o.patterns {
             let flavor = Flavor {
                 extended: o.dialect == Dialect::Extended,
@@ -472,7 +479,12 @@ fn read_pattern_file(path: &str, o: &mut Options) -> Result<(), Unsupported> {
     if bytes.is_empty() {
         return Ok(());
     }
-    let Ok(text) = String::from_utf8(bytes) else {
+    // In another character set than UTF-8, the patterns are in that set.
+    let text = match charset() {
+        Some(charset) => charset.to_text(&bytes).ok_or(()),
+        None => String::from_utf8(bytes).map_err(|_| ()),
+    };
+    let Ok(text) = text else {
         return Err(Unsupported(format!(
             "-f {path}: patterns that are not UTF-8"
         )));
@@ -614,6 +626,25 @@ pub(crate) fn utf8_locale() -> bool {
     }
 }
 
+/// The locale's character set when it is neither UTF-8 nor C's bytes and the C library
+/// has the locale: lines are decoded with it and matched as UTF-8 text.
+pub(crate) fn charset() -> Option<&'static crate::charset::Charset> {
+    static CHARSET: std::sync::OnceLock<Option<crate::charset::Charset>> =
+        std::sync::OnceLock::new();
+    CHARSET
+        .get_or_init(|| match locale() {
+            Locale::Other(name) if !utf8_locale() => crate::charset::Charset::new(&name),
+            _ => None,
+        })
+        .as_ref()
+}
+
+/// Whether lines are matched as text (UTF-8, or decoded from the locale's character
+/// set), not as bytes (C).
+pub(crate) fn text_locale() -> bool {
+    utf8_locale() || charset().is_some()
+}
+
 /// The engine that decides whether a line matches.
 enum Engine {
     Fast(regex::bytes::Regex),
@@ -647,11 +678,25 @@ struct Matcher {
     /// ends when it is the longest there, as POSIX (and GNU, for -o and --color) reads
     /// `ab|abc` and several patterns (`-e bb -e bbb`).
     longest: Option<regex_automata::hybrid::dfa::DFA>,
+    /// The locale's character set, when lines are decoded before they are matched.
+    charset: Option<&'static crate::charset::Charset>,
 }
 
 impl Matcher {
     fn new(o: &Options) -> Result<Matcher, String> {
-        let utf8 = utf8_locale();
+        let mut matcher = Matcher::compile(o)?;
+        if let Some(charset) = charset() {
+            // Lines are decoded one by one: a screen over raw chunks would read their
+            // bytes as UTF-8.
+            matcher.charset = Some(charset);
+            matcher.screen = None;
+            matcher.screen_exact = false;
+        }
+        Ok(matcher)
+    }
+
+    fn compile(o: &Options) -> Result<Matcher, String> {
+        let utf8 = text_locale();
         if o.patterns.is_empty() {
             return Ok(Matcher {
                 engine: Engine::Nothing,
@@ -662,9 +707,14 @@ impl Matcher {
                 fold_case: false,
                 failure: std::sync::OnceLock::new(),
                 longest: None,
+                charset: None,
             });
         }
         if o.dialect == Dialect::Perl {
+            if charset().is_some_and(crate::charset::Charset::multibyte) {
+                // GNU's PCRE2 reads UTF-8 or single bytes only.
+                return Err("-P supports only unibyte and UTF-8 locales".to_owned());
+            }
             return Matcher::perl(o, utf8);
         }
         let extended = o.dialect == Dialect::Extended;
@@ -796,6 +846,7 @@ impl Matcher {
                 fold_case: o.ignore_case,
                 failure: std::sync::OnceLock::new(),
                 longest: None,
+                charset: None,
             });
         }
         let engine = large(&format!("{flags}{body}")).map_err(|e| regex_error(&e))?;
@@ -826,6 +877,7 @@ impl Matcher {
             longest: ((o.only_matching || o.colors.is_some()) && !o.rg_names)
                 .then(|| longest_dfa(&format!("{flags}{body}"), eol))
                 .flatten(),
+            charset: None,
         })
     }
 
@@ -882,6 +934,7 @@ impl Matcher {
             fold_case: false,
             failure: std::sync::OnceLock::new(),
             longest: None,
+            charset: None,
         })
     }
 
@@ -908,6 +961,19 @@ impl Matcher {
 
     /// Match ranges in a line (without its newline), in bytes of the line.
     fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
+        match self.charset {
+            Some(charset) if !line.is_ascii() => {
+                let decoded = charset.decode(line);
+                self.find_all_text(&decoded.text)
+                    .into_iter()
+                    .map(|(start, end)| (decoded.origin(start), decoded.origin(end)))
+                    .collect()
+            }
+            _ => self.find_all_text(line),
+        }
+    }
+
+    fn find_all_text(&self, line: &[u8]) -> Vec<(usize, usize)> {
         match &self.engine {
             Engine::Fast(re) => {
                 let found = self.longest_matches(re, line);
@@ -1000,12 +1066,22 @@ impl Matcher {
         std::borrow::Cow::Owned(lower)
     }
 
-    /// Whether `text` is valid in the locale's character set (always, outside UTF-8).
+    /// Whether `text` is valid in the locale's character set (always, in C).
     fn valid(&self, text: &[u8]) -> bool {
-        !self.utf8 || std::str::from_utf8(text).is_ok()
+        match self.charset {
+            Some(charset) => charset.valid(text),
+            None => !self.utf8 || std::str::from_utf8(text).is_ok(),
+        }
     }
 
     fn is_match(&self, line: &[u8]) -> bool {
+        match self.charset {
+            Some(charset) if !line.is_ascii() => self.is_match_text(&charset.decode(line).text),
+            _ => self.is_match_text(line),
+        }
+    }
+
+    fn is_match_text(&self, line: &[u8]) -> bool {
         match &self.engine {
             Engine::Fast(re) => {
                 re.is_match(line)

@@ -859,6 +859,23 @@ fn search_6_the_tool_adds_nothing_to_a_greps_output() {
     }
 }
 
+/// Whether the C library has `locale` (as `locale -a` names it: `en_US.utf8`); a missing
+/// prerequisite (SKIPPED, or a failure in CI) where it does not.
+fn has_locale(locale: &str) -> bool {
+    let listed = Command::new("locale").arg("-a").output().is_ok_and(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .any(|l| l == locale)
+    });
+    if !listed {
+        crate::util::missing_prerequisite(
+            &format!("the {locale} locale"),
+            "scripts/test generates it (Debian's locales package, locale-gen)",
+        );
+    }
+    listed
+}
+
 /// `--color=always` is GNU's: the SGR sequences of each part (names, numbers,
 /// separators, matches, selected and context lines), `GREP_COLORS` with its booleans
 /// `rv` and `ne`, and the deprecated `GREP_COLOR` with its warning (SEARCH-1).
@@ -990,5 +1007,56 @@ fn search_1_help_and_version() {
         let out = sh(&ws.root, "C", &format!("G {option} >/dev/full"));
         assert_eq!(out.code, Some(2), "{option}");
         assert_eq!(out.stderr, "grep: write error: No space left on device\n");
+    }
+}
+
+/// In a locale whose character set is not UTF-8, lines are read in that set: KOI8-R's
+/// Cyrillic letters are letters (classes, -w, -i), EUC-JP's two-byte characters are one
+/// character each and never match from their middle, and a byte that is no character
+/// makes the input binary (SEARCH-1).
+#[test]
+fn search_1_other_character_sets() {
+    if !has_locale("ru_RU.koi8r") || !has_locale("ja_JP.eucjp") {
+        return;
+    }
+    let ws = Workspace::new();
+    // KOI8-R: "Привет" (capital П is 0xF0), "abc", "П".
+    std::fs::write(
+        ws.root.join("koi"),
+        b"\xf0\xd2\xc9\xd7\xc5\xd4\nabc\n\xf0\n",
+    )
+    .unwrap();
+    std::fs::write(ws.root.join("koi-p"), b"\xd0\n").unwrap();
+    // EUC-JP: "あb", "ab", two characters B0B1 A2A3, an invalid byte.
+    std::fs::write(
+        ws.root.join("euc"),
+        b"\xa4\xa2b\nab\n\xb0\xb1\xa2\xa3\na\xff\n",
+    )
+    .unwrap();
+    std::fs::write(ws.root.join("euc-p"), b"\xb1\xa2\n").unwrap();
+    for (locale, script, expected, code) in [
+        ("ru_RU.KOI8-R", r"G -c '^[[:alpha:]]*$' koi", "3\n", 0),
+        (
+            "ru_RU.KOI8-R",
+            r"G -o '[[:upper:]]' koi | od -An -tx1",
+            " f0 0a f0 0a\n",
+            0,
+        ),
+        ("ru_RU.KOI8-R", r"G -ic -f koi-p koi", "2\n", 0),
+        ("ru_RU.KOI8-R", r"G -c '^\w\+$' koi", "3\n", 0),
+        ("ja_JP.EUC-JP", r"G -w b euc", "", 1),
+        ("ja_JP.EUC-JP", r"G -c '^..$' euc", "3\n", 0),
+        ("ja_JP.EUC-JP", r"G -c -f euc-p euc", "0\n", 1),
+        ("ja_JP.EUC-JP", r"G -ob b euc", "2:b\n5:b\n", 0),
+        (
+            "ja_JP.EUC-JP",
+            r"G a euc 2>&1",
+            "ab\ngrep: euc: binary file matches\n",
+            0,
+        ),
+        ("ja_JP.EUC-JP", r"G -z . </dev/null", "", 1),
+        ("ja_JP.EUC-JP", r"G -P x /dev/null 2>/dev/null", "", 2),
+    ] {
+        grep_case(&ws.root, locale, script, expected, code);
     }
 }
