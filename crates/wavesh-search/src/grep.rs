@@ -429,6 +429,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
             "-P in a single-byte locale other than C".into(),
         ));
     }
+    let turkish_case = o.ignore_case && turkish_locale();
     if matches!(o.dialect, Dialect::Basic | Dialect::Extended) {
         let utf8 = text_locale();
         for p in &o.patterns {
@@ -439,9 +440,20 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 group_offset: 0,
                 loose: false,
                 null_data: o.null_data,
+                turkish_case,
             };
             if translate(p, flavor).is_ok_and(|t| t.collation) {
                 return Err(Unsupported(format!("the collation class in {p}")));
+            }
+            if translate(p, flavor).is_ok_and(|t| t.turkish_bracket) {
+                return Err(Unsupported(format!(
+                    "-i with the bracket expression in {p} in a Turkish locale"
+                )));
+            }
+            if turkish_case && has_backreference(p, flavor.extended) {
+                return Err(Unsupported(
+                    "-i with back-references in a Turkish locale".into(),
+                ));
             }
         }
     }
@@ -645,6 +657,18 @@ pub(crate) fn text_locale() -> bool {
     utf8_locale() || charset().is_some()
 }
 
+/// Whether the locale's case rules are Turkish (and Azeri): `i` and `İ` are one letter's
+/// two cases, `ı` and `I` another's.
+pub(crate) fn turkish_locale() -> bool {
+    match locale() {
+        Locale::Other(name) => {
+            let lower = name.to_ascii_lowercase();
+            lower.starts_with("tr_") || lower.starts_with("az_")
+        }
+        _ => false,
+    }
+}
+
 /// The engine that decides whether a line matches.
 enum Engine {
     Fast(regex::bytes::Regex),
@@ -730,6 +754,7 @@ impl Matcher {
         // there: it reads UTF-8 (what a C-locale pattern with a back-reference rarely
         // notices).
         let byte_mode = !utf8 && !backtracking;
+        let turkish_case = o.ignore_case && turkish_locale();
         let alternation_of = |loose: bool| -> Result<String, String> {
             let mut translated = Vec::with_capacity(o.patterns.len());
             let mut groups = 0;
@@ -753,6 +778,13 @@ impl Matcher {
                             }
                         })
                         .collect(),
+                    Dialect::Fixed if turkish_case => p
+                        .chars()
+                        .map(|c| match crate::pattern::turkish_case_class(c) {
+                            Some(class) => class.to_owned(),
+                            None => regex::escape(&c.to_string()),
+                        })
+                        .collect(),
                     Dialect::Fixed => regex::escape(p),
                     Dialect::Perl => p.clone(),
                     Dialect::Basic | Dialect::Extended => {
@@ -765,6 +797,7 @@ impl Matcher {
                                 group_offset: groups,
                                 loose,
                                 null_data: o.null_data,
+                                turkish_case,
                             },
                         );
                         match t {

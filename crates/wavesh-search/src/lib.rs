@@ -83,9 +83,8 @@ pub fn grep_main(args: &[String]) -> i32 {
             .iter()
             .any(|a| !a.is_ascii())
             .then(|| format!("arguments that are not ASCII in the locale {name}")),
-        // Turkish case rules: the system grep knows them.
-        grep::Locale::Other(name) => Some(format!("the locale {name}")),
-        grep::Locale::Utf8 | grep::Locale::C => None,
+        grep::Locale::Other(name) if !grep::utf8_locale() => Some(format!("the locale {name}")),
+        grep::Locale::Other(_) | grep::Locale::Utf8 | grep::Locale::C => None,
     };
     match (parse(args), foreign) {
         (Ok(_), Some(what)) if std::env::var_os(STRICT_ENV).is_some() => {

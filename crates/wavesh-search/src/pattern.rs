@@ -52,6 +52,9 @@ pub struct Translated {
     /// An equivalence class of a letter in a UTF-8 locale (`[[=a=]]`): its members
     /// follow the locale's collation (à, á, ...), which only the system grep knows.
     pub collation: bool,
+    /// A bracket expression whose Turkish case counterparts are not written out (a
+    /// range, a class, or a dotted or dotless i), under [`Flavor::turkish_case`].
+    pub turkish_bracket: bool,
 }
 
 /// How a translation reads and writes.
@@ -70,6 +73,9 @@ pub struct Flavor {
     pub loose: bool,
     /// `-z`: lines end with NUL, so a negated class matches a newline and not NUL.
     pub null_data: bool,
+    /// `-i` in a Turkish locale: `i` and `İ` are one letter's cases, `I` and `ı`
+    /// another's (the expression runs with `(?i)`, which pairs `i` with `I`).
+    pub turkish_case: bool,
 }
 
 /// Whether `pattern` (GNU BRE or ERE) uses back-references: decides the engine.
@@ -81,6 +87,7 @@ pub fn has_backreference(pattern: &str, extended: bool) -> bool {
         group_offset: 0,
         loose: false,
         null_data: false,
+        turkish_case: false,
     };
     translate(pattern, probe).is_ok_and(|t| t.backreferences)
 }
@@ -99,6 +106,7 @@ pub fn translate(pattern: &str, flavor: Flavor) -> Result<Translated, PatternErr
         backreferences: false,
         too_deep: false,
         collation: false,
+        turkish_bracket: false,
     }
     .run()
 }
@@ -119,6 +127,7 @@ struct Translator {
     backreferences: bool,
     too_deep: bool,
     collation: bool,
+    turkish_bracket: bool,
 }
 
 /// Groups nested deeper than this are refused (the engines' own limits are near).
@@ -195,6 +204,7 @@ impl Translator {
             groups: self.groups,
             backreferences: self.backreferences,
             collation: self.collation,
+            turkish_bracket: self.turkish_bracket,
         })
     }
 
@@ -227,6 +237,13 @@ impl Translator {
 
     fn literal_char(&mut self, c: char) {
         let start = self.out.len();
+        if self.flavor.turkish_case
+            && let Some(class) = turkish_case_class(c)
+        {
+            self.out.push_str(class);
+            self.set_atom(start);
+            return;
+        }
         push_literal(&mut self.out, c, self.flavor.utf8);
         self.set_atom(start);
     }
@@ -438,6 +455,7 @@ impl Translator {
                 self.i = j + 2;
                 match kind {
                     ':' => {
+                        self.turkish_bracket |= self.flavor.turkish_case;
                         items.push_str(&posix_class(&name, utf8).ok_or_else(|| {
                             PatternError("Invalid character class name".to_owned())
                         })?);
@@ -448,6 +466,8 @@ impl Translator {
                         let (Some(single), None) = (chars.next(), chars.next()) else {
                             return err("Invalid collation character");
                         };
+                        self.turkish_bracket |=
+                            self.flavor.turkish_case && turkish_case_class(single).is_some();
                         if kind == '=' && utf8 && single.is_alphabetic() {
                             self.collation = true;
                         }
@@ -489,11 +509,13 @@ impl Translator {
                     // Byte locale: a range of multi-byte characters has no meaning there.
                     return err("Invalid range end");
                 }
+                self.turkish_bracket |= self.flavor.turkish_case;
                 items.push('-');
                 push_class_char(&mut items, high, utf8);
                 previous = None;
                 continue;
             }
+            self.turkish_bracket |= self.flavor.turkish_case && turkish_case_class(c).is_some();
             push_class_char(&mut items, c, utf8);
             previous = Some(c);
         }
@@ -520,6 +542,16 @@ impl Translator {
         class.push_str(&items);
         class.push(']');
         Ok(class)
+    }
+}
+
+/// The class of `c`'s cases in a Turkish locale, for the four letters whose cases
+/// differ there from Unicode's defaults, written to match without `(?i)`.
+pub fn turkish_case_class(c: char) -> Option<&'static str> {
+    match c {
+        'i' | '\u{130}' => Some("(?-i:[i\u{130}])"),
+        'I' | '\u{131}' => Some("(?-i:[I\u{131}])"),
+        _ => None,
     }
 }
 
@@ -619,6 +651,7 @@ mod tests {
                 group_offset: 0,
                 loose: false,
                 null_data: false,
+                turkish_case: false,
             },
         )
         .map(|t| t.regex)
@@ -634,6 +667,7 @@ mod tests {
                 group_offset: 0,
                 loose: false,
                 null_data: false,
+                turkish_case: false,
             },
         )
         .map(|t| t.regex)
@@ -706,6 +740,7 @@ mod tests {
                 group_offset: 0,
                 loose: false,
                 null_data: false,
+                turkish_case: false,
             };
             assert_eq!(
                 translate(pattern, flavor),
@@ -726,6 +761,7 @@ mod tests {
                 group_offset: 2,
                 loose: false,
                 null_data: false,
+                turkish_case: false,
             },
         )
         .unwrap();

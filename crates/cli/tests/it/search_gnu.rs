@@ -1010,6 +1010,28 @@ fn search_1_help_and_version() {
     }
 }
 
+/// In a Turkish locale, -i pairs `i` with `İ` and `ı` with `I` (not `i` with `I`), in
+/// every dialect and with -o (SEARCH-1).
+#[test]
+fn search_1_turkish_case_folding() {
+    if !has_locale("tr_TR.utf8") {
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("t"), "I\nİ\nı\ni\nxIy\n").unwrap();
+    for (script, expected) in [
+        ("G -i i t", "İ\ni\n"),
+        ("G -i I t", "I\nı\nxIy\n"),
+        ("G -iF 'İ' t", "İ\ni\n"),
+        ("G -ioE 'x(ı|q)y' t", "xIy\n"),
+        ("G -io 'ı' t", "I\nı\nI\n"),
+        ("G i t", "i\n"),
+        ("G -ic '^.$' t", "4\n"),
+    ] {
+        grep_case(&ws.root, "tr_TR.UTF-8", script, expected, 0);
+    }
+}
+
 /// In a locale whose character set is not UTF-8, lines are read in that set: KOI8-R's
 /// Cyrillic letters are letters (classes, -w, -i), EUC-JP's two-byte characters are one
 /// character each and never match from their middle, and a byte that is no character
