@@ -3,6 +3,7 @@
 //! (SEARCH-5), so shadowing never fails a command that worked before.
 
 mod charset;
+mod collate;
 mod color;
 mod find;
 pub(crate) mod grep;

@@ -49,8 +49,8 @@ pub struct Translated {
     pub groups: usize,
     /// Whether it uses back-references (needs [`Target::Backtracking`]).
     pub backreferences: bool,
-    /// An equivalence class of a letter in a UTF-8 locale (`[[=a=]]`): its members
-    /// follow the locale's collation (à, á, ...), which only the system grep knows.
+    /// An equivalence class of a letter in a UTF-8 locale (`[[=a=]]`) whose members
+    /// (à, á, ... in the locale's collation) cannot be computed here.
     pub collation: bool,
     /// A bracket expression whose Turkish case counterparts are not written out (a
     /// range, a class, or a dotted or dotless i), under [`Flavor::turkish_case`].
@@ -469,7 +469,17 @@ impl Translator {
                         self.turkish_bracket |=
                             self.flavor.turkish_case && turkish_case_class(single).is_some();
                         if kind == '=' && utf8 && single.is_alphabetic() {
-                            self.collation = true;
+                            // Its members follow the locale's collation (à is an a).
+                            match crate::collate::equivalents(single) {
+                                Some(members) => {
+                                    for member in members {
+                                        push_class_char(&mut items, member, utf8);
+                                    }
+                                    previous = None;
+                                    continue;
+                                }
+                                None => self.collation = true,
+                            }
                         }
                         push_class_char(&mut items, single, utf8);
                         previous = Some(single);

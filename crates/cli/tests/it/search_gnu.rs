@@ -1032,6 +1032,26 @@ fn search_1_turkish_case_folding() {
     }
 }
 
+/// `[[=a=]]` matches what the locale's collation makes an `a` (à, Å, A in en_US.UTF-8),
+/// and only `a` in C (SEARCH-1).
+#[test]
+fn search_1_equivalence_classes_follow_the_collation() {
+    if !has_locale("en_US.utf8") {
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("t"), "a\nà\nA\nb\nÅ\ne\næ\n").unwrap();
+    for (locale, script, expected) in [
+        ("en_US.UTF-8", "G '[[=a=]]' t", "a\nà\nA\nÅ\n"),
+        ("en_US.UTF-8", "G -c '[[=e=]x]' t", "1\n"),
+        ("en_US.UTF-8", "G -x '[[=æ=]]' t", "æ\n"),
+        ("en_US.UTF-8", "G -vc '[^[=a=]]' t", "4\n"),
+        ("C", "G '[[=a=]]' t", "a\n"),
+    ] {
+        grep_case(&ws.root, locale, script, expected, 0);
+    }
+}
+
 /// In a locale whose character set is not UTF-8, lines are read in that set: KOI8-R's
 /// Cyrillic letters are letters (classes, -w, -i), EUC-JP's two-byte characters are one
 /// character each and never match from their middle, and a byte that is no character
