@@ -20,9 +20,11 @@ impl Decoded {
     }
 }
 
-/// A character set the C library decodes.
+/// A character set the C library decodes. Only glibc's (whose wide characters are
+/// Unicode in every locale, `__STDC_ISO_10646__`): elsewhere such a locale still goes to
+/// the system grep.
 pub(crate) struct Charset {
-    #[cfg(unix)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     locale: libc::locale_t,
     /// A single-byte set: each byte's character (`None`: not a character).
     table: Option<Box<[Option<char>; 256]>>,
@@ -42,7 +44,7 @@ unsafe impl Send for Charset {}
 )]
 unsafe impl Sync for Charset {}
 
-#[cfg(unix)]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[expect(unsafe_code, reason = "mbrtowc(3) is not in the libc crate")]
 unsafe extern "C" {
     fn mbrtowc(
@@ -54,14 +56,14 @@ unsafe extern "C" {
 }
 
 /// Room for any C library's `mbstate_t` (glibc's is 8 bytes, others' up to 128).
-#[cfg(unix)]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[repr(C, align(8))]
 struct MbState([u8; 128]);
 
 impl Charset {
     /// The character set of the locale `name` (an `LC_ALL`/`LC_CTYPE`/`LANG` value), or
     /// `None` where the C library has no such locale.
-    #[cfg(unix)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     pub(crate) fn new(name: &str) -> Option<Charset> {
         let c_name = std::ffi::CString::new(name).ok()?;
         #[expect(unsafe_code, reason = "newlocale(3) has no safe wrapper")]
@@ -90,13 +92,13 @@ impl Charset {
         Some(charset)
     }
 
-    #[cfg(not(unix))]
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     pub(crate) fn new(_name: &str) -> Option<Charset> {
         None
     }
 
     /// The first character of `bytes`, as the locale reads it.
-    #[cfg(unix)]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn decode_one(&self, bytes: &[u8]) -> Step {
         let mut state = MbState([0; 128]);
         let mut wide: libc::wchar_t = 0;
@@ -128,9 +130,13 @@ impl Charset {
         }
     }
 
-    #[cfg(not(unix))]
-    fn decode_one(&self, _bytes: &[u8]) -> Step {
-        Step::Invalid
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    fn decode_one(&self, bytes: &[u8]) -> Step {
+        if bytes.is_empty() {
+            Step::Incomplete
+        } else {
+            Step::Invalid
+        }
     }
 
     /// `line` as UTF-8 text.
@@ -192,7 +198,7 @@ impl Charset {
     }
 }
 
-#[cfg(unix)]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 impl Drop for Charset {
     fn drop(&mut self) {
         #[expect(unsafe_code, reason = "freelocale(3) has no safe wrapper")]
