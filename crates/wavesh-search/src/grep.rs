@@ -430,6 +430,11 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
         ));
     }
     let turkish_case = o.ignore_case && turkish_locale();
+    if turkish_case && o.dialect == Dialect::Perl {
+        // GNU's PCRE2 folds ASCII letters with the locale's single-byte tables, where
+        // `i` and `I` are not each other's case in Turkish; those are not built here.
+        return Err(Unsupported("-P -i in a Turkish locale".into()));
+    }
     if matches!(o.dialect, Dialect::Basic | Dialect::Extended) {
         let utf8 = text_locale();
         for p in &o.patterns {

@@ -1030,6 +1030,15 @@ fn search_1_turkish_case_folding() {
     ] {
         grep_case(&ws.root, "tr_TR.UTF-8", script, expected, 0);
     }
+    // What is not computed here is handed over: an error in strict mode.
+    for script in ["G -i '[a-z]' t", "G -iP i t", "G -i '\\(i\\)\\1' t"] {
+        let out = sh(&ws.root, "tr_TR.UTF-8", script);
+        assert_eq!(out.code, Some(2), "{script}");
+        assert!(
+            out.stderr.contains("not supported by wavesh's grep"),
+            "{script}"
+        );
+    }
 }
 
 /// `[[=a=]]` matches what the locale's collation makes an `a` (à, Å, A in en_US.UTF-8),
