@@ -79,6 +79,17 @@ pub struct Options {
     pub(crate) count_matches: bool,
     /// rg: a single file operand is printed without its path.
     pub(crate) rg_names: bool,
+    /// `--color` in effect: the colors of each part of the output.
+    pub(crate) colors: Option<crate::color::Colors>,
+    /// `--help` or `--version`: that text is printed, and nothing is searched.
+    pub(crate) info: Option<Info>,
+}
+
+/// `--help` or `--version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Info {
+    Help,
+    Version,
 }
 
 /// `-d ACTION`.
@@ -190,6 +201,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     let mut i = 0;
     let mut context: Option<usize> = None;
     let (mut after_given, mut before_given) = (false, false);
+    let mut color = crate::color::When::Never;
     while i < args.len() {
         let arg = &args[i];
         i += 1;
@@ -289,13 +301,16 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 "directories" => directories(&mut o, &value()?)?,
                 "devices" => devices(&mut o, &value()?)?,
                 "color" | "colour" => {
-                    if let Some(v) = inline.clone()
-                        && v != "never"
-                        && v != "auto"
-                    {
-                        return Err(Unsupported(format!("--color={v}")));
-                    }
+                    // The value is optional, so it is only ever given after `=`.
+                    let when = match inline.as_deref() {
+                        None => crate::color::When::Auto,
+                        Some(v) => crate::color::when(v)
+                            .ok_or_else(|| Unsupported(format!("--color={v}")))?,
+                    };
+                    color = when;
                 }
+                "help" => o.info = Some(Info::Help),
+                "version" => o.info = o.info.or(Some(Info::Version)),
                 _ => return Err(Unsupported(format!("--{name}"))),
             }
             continue;
@@ -375,6 +390,7 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                     'd' => directories(&mut o, &value(&mut j)?)?,
                     'D' => devices(&mut o, &value(&mut j)?)?,
                     'U' => {}
+                    'V' => o.info = o.info.or(Some(Info::Version)),
                     other => return Err(Unsupported(format!("-{other}"))),
                 }
             }
@@ -391,6 +407,12 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
             o.before = n;
         }
     }
+    if crate::color::enabled(color) {
+        o.colors = Some(crate::color::Colors::from_env());
+    }
+    if o.info.is_some() {
+        return Ok(o);
+    }
     if !pattern_given {
         if positional.is_empty() {
             return Err(Unsupported("no pattern".into()));
@@ -400,8 +422,21 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
     // Equivalence classes of letters and multi-character collating symbols follow the
     // locale's collation, which the system grep knows ([[=a=]] matches à in a UTF-8
     // locale).
+    if o.dialect == Dialect::Perl && charset().is_some_and(|c| !c.multibyte()) {
+        // GNU's PCRE2 reads a single-byte set's bytes with that locale's character
+        // tables, which are not built here.
+        return Err(Unsupported(
+            "-P in a single-byte locale other than C".into(),
+        ));
+    }
+    let turkish_case = o.ignore_case && turkish_locale();
+    if turkish_case && o.dialect == Dialect::Perl {
+        // GNU's PCRE2 folds ASCII letters with the locale's single-byte tables, where
+        // `i` and `I` are not each other's case in Turkish; those are not built here.
+        return Err(Unsupported("-P -i in a Turkish locale".into()));
+    }
     if matches!(o.dialect, Dialect::Basic | Dialect::Extended) {
-        let utf8 = utf8_locale();
+        let utf8 = text_locale();
         for p in &o.patterns {
             let flavor = Flavor {
                 extended: o.dialect == Dialect::Extended,
@@ -411,9 +446,20 @@ pub fn parse(args: &[String]) -> Result<Options, Unsupported> {
                 syntax: None,
                 loose: false,
                 null_data: o.null_data,
+                turkish_case,
             };
             if translate(p, flavor).is_ok_and(|t| t.collation) {
                 return Err(Unsupported(format!("the collation class in {p}")));
+            }
+            if translate(p, flavor).is_ok_and(|t| t.turkish_bracket) {
+                return Err(Unsupported(format!(
+                    "-i with the bracket expression in {p} in a Turkish locale"
+                )));
+            }
+            if turkish_case && has_backreference(p, flavor.extended) {
+                return Err(Unsupported(
+                    "-i with back-references in a Turkish locale".into(),
+                ));
             }
         }
     }
@@ -451,7 +497,12 @@ fn read_pattern_file(path: &str, o: &mut Options) -> Result<(), Unsupported> {
     if bytes.is_empty() {
         return Ok(());
     }
-    let Ok(text) = String::from_utf8(bytes) else {
+    // In another character set than UTF-8, the patterns are in that set.
+    let text = match charset() {
+        Some(charset) => charset.to_text(&bytes).ok_or(()),
+        None => String::from_utf8(bytes).map_err(|_| ()),
+    };
+    let Ok(text) = text else {
         return Err(Unsupported(format!(
             "-f {path}: patterns that are not UTF-8"
         )));
@@ -593,6 +644,37 @@ pub(crate) fn utf8_locale() -> bool {
     }
 }
 
+/// The locale's character set when it is neither UTF-8 nor C's bytes and the C library
+/// has the locale: lines are decoded with it and matched as UTF-8 text.
+pub(crate) fn charset() -> Option<&'static crate::charset::Charset> {
+    static CHARSET: std::sync::OnceLock<Option<crate::charset::Charset>> =
+        std::sync::OnceLock::new();
+    CHARSET
+        .get_or_init(|| match locale() {
+            Locale::Other(name) if !utf8_locale() => crate::charset::Charset::new(&name),
+            _ => None,
+        })
+        .as_ref()
+}
+
+/// Whether lines are matched as text (UTF-8, or decoded from the locale's character
+/// set), not as bytes (C).
+pub(crate) fn text_locale() -> bool {
+    utf8_locale() || charset().is_some()
+}
+
+/// Whether the locale's case rules are Turkish (and Azeri): `i` and `İ` are one letter's
+/// two cases, `ı` and `I` another's.
+pub(crate) fn turkish_locale() -> bool {
+    match locale() {
+        Locale::Other(name) => {
+            let lower = name.to_ascii_lowercase();
+            lower.starts_with("tr_") || lower.starts_with("az_")
+        }
+        _ => false,
+    }
+}
+
 /// The engine that decides whether a line matches.
 enum Engine {
     Fast(regex::bytes::Regex),
@@ -622,11 +704,29 @@ struct Matcher {
     fold_case: bool,
     /// A PCRE2 matching error (its backtracking limit...): GNU's message; the run ends.
     failure: std::sync::OnceLock<String>,
+    /// The same expression reporting every match end: where a match found at a start
+    /// ends when it is the longest there, as POSIX (and GNU, for -o and --color) reads
+    /// `ab|abc` and several patterns (`-e bb -e bbb`).
+    longest: Option<regex_automata::hybrid::dfa::DFA>,
+    /// The locale's character set, when lines are decoded before they are matched.
+    charset: Option<&'static crate::charset::Charset>,
 }
 
 impl Matcher {
     fn new(o: &Options) -> Result<Matcher, String> {
-        let utf8 = utf8_locale();
+        let mut matcher = Matcher::compile(o)?;
+        if let Some(charset) = charset() {
+            // Lines are decoded one by one: a screen over raw chunks would read their
+            // bytes as UTF-8.
+            matcher.charset = Some(charset);
+            matcher.screen = None;
+            matcher.screen_exact = false;
+        }
+        Ok(matcher)
+    }
+
+    fn compile(o: &Options) -> Result<Matcher, String> {
+        let utf8 = text_locale();
         if o.patterns.is_empty() {
             return Ok(Matcher {
                 engine: Engine::Nothing,
@@ -636,9 +736,15 @@ impl Matcher {
                 word_assertions: false,
                 fold_case: false,
                 failure: std::sync::OnceLock::new(),
+                longest: None,
+                charset: None,
             });
         }
         if o.dialect == Dialect::Perl {
+            if charset().is_some_and(crate::charset::Charset::multibyte) {
+                // GNU's PCRE2 reads UTF-8 or single bytes only.
+                return Err("-P supports only unibyte and UTF-8 locales".to_owned());
+            }
             return Matcher::perl(o, utf8);
         }
         let extended = o.dialect == Dialect::Extended;
@@ -654,6 +760,7 @@ impl Matcher {
         // there: it reads UTF-8 (what a C-locale pattern with a back-reference rarely
         // notices).
         let byte_mode = !utf8 && !backtracking;
+        let turkish_case = o.ignore_case && turkish_locale();
         let alternation_of = |loose: bool| -> Result<String, String> {
             let mut translated = Vec::with_capacity(o.patterns.len());
             let mut groups = 0;
@@ -677,6 +784,13 @@ impl Matcher {
                             }
                         })
                         .collect(),
+                    Dialect::Fixed if turkish_case => p
+                        .chars()
+                        .map(|c| match crate::pattern::turkish_case_class(c) {
+                            Some(class) => class.to_owned(),
+                            None => regex::escape(&c.to_string()),
+                        })
+                        .collect(),
                     Dialect::Fixed => regex::escape(p),
                     Dialect::Perl => p.clone(),
                     Dialect::Basic | Dialect::Extended => {
@@ -690,6 +804,7 @@ impl Matcher {
                                 syntax: None,
                                 loose,
                                 null_data: o.null_data,
+                                turkish_case,
                             },
                         );
                         match t {
@@ -770,6 +885,8 @@ impl Matcher {
                 word_assertions: false,
                 fold_case: o.ignore_case,
                 failure: std::sync::OnceLock::new(),
+                longest: None,
+                charset: None,
             });
         }
         let engine = large(&format!("{flags}{body}")).map_err(|e| regex_error(&e))?;
@@ -795,6 +912,12 @@ impl Matcher {
             word_assertions,
             fold_case: false,
             failure: std::sync::OnceLock::new(),
+            // Only output that shows matches needs their ends; rg's matches are
+            // leftmost-first, as ripgrep's are.
+            longest: ((o.only_matching || o.colors.is_some()) && !o.rg_names)
+                .then(|| longest_dfa(&format!("{flags}{body}"), eol))
+                .flatten(),
+            charset: None,
         })
     }
 
@@ -850,6 +973,8 @@ impl Matcher {
             word_assertions: false,
             fold_case: false,
             failure: std::sync::OnceLock::new(),
+            longest: None,
+            charset: None,
         })
     }
 
@@ -876,10 +1001,22 @@ impl Matcher {
 
     /// Match ranges in a line (without its newline), in bytes of the line.
     fn find_all(&self, line: &[u8]) -> Vec<(usize, usize)> {
+        match self.charset {
+            Some(charset) if !line.is_ascii() => {
+                let decoded = charset.decode(line);
+                self.find_all_text(&decoded.text)
+                    .into_iter()
+                    .map(|(start, end)| (decoded.origin(start), decoded.origin(end)))
+                    .collect()
+            }
+            _ => self.find_all_text(line),
+        }
+    }
+
+    fn find_all_text(&self, line: &[u8]) -> Vec<(usize, usize)> {
         match &self.engine {
             Engine::Fast(re) => {
-                let found: Vec<(usize, usize)> =
-                    re.find_iter(line).map(|m| (m.start(), m.end())).collect();
+                let found = self.longest_matches(re, line);
                 if !found.is_empty() || !self.word_assertions || std::str::from_utf8(line).is_ok() {
                     return found;
                 }
@@ -924,6 +1061,32 @@ impl Matcher {
         }
     }
 
+    /// The matches of `re` in `line`, left to right, each as long as it can be at its
+    /// start; an empty match moves the search on by one byte.
+    fn longest_matches(&self, re: &regex::bytes::Regex, line: &[u8]) -> Vec<(usize, usize)> {
+        let Some(dfa) = &self.longest else {
+            return re.find_iter(line).map(|m| (m.start(), m.end())).collect();
+        };
+        let mut cache = dfa.create_cache();
+        let mut found = Vec::new();
+        let mut at = 0;
+        while at <= line.len() {
+            let Some(m) = re.find_at(line, at) else { break };
+            let input = regex_automata::Input::new(line)
+                .range(m.start()..)
+                .anchored(regex_automata::Anchored::Yes);
+            let end = match dfa.try_search_fwd(&mut cache, &input) {
+                Ok(Some(half)) => half.offset().max(m.end()),
+                // The lazy DFA gives up (a Unicode word boundary beside non-ASCII text,
+                // a full cache): the end found first stands.
+                _ => m.end(),
+            };
+            found.push((m.start(), end));
+            at = if end > m.start() { end } else { end + 1 };
+        }
+        found
+    }
+
     /// The text lower-cased for `-i` on the backtracking engine, where that keeps every
     /// offset (else as it is, matched with `(?i)` alone).
     fn fold<'t>(&self, text: std::borrow::Cow<'t, str>) -> std::borrow::Cow<'t, str> {
@@ -943,7 +1106,22 @@ impl Matcher {
         std::borrow::Cow::Owned(lower)
     }
 
+    /// Whether `text` is valid in the locale's character set (always, in C).
+    fn valid(&self, text: &[u8]) -> bool {
+        match self.charset {
+            Some(charset) => charset.valid(text),
+            None => !self.utf8 || std::str::from_utf8(text).is_ok(),
+        }
+    }
+
     fn is_match(&self, line: &[u8]) -> bool {
+        match self.charset {
+            Some(charset) if !line.is_ascii() => self.is_match_text(&charset.decode(line).text),
+            _ => self.is_match_text(line),
+        }
+    }
+
+    fn is_match_text(&self, line: &[u8]) -> bool {
         match &self.engine {
             Engine::Fast(re) => {
                 re.is_match(line)
@@ -962,6 +1140,28 @@ impl Matcher {
             Engine::Nothing => false,
         }
     }
+}
+
+/// A lazy DFA of `pattern` (as the regex crate reads it) that reports the longest
+/// match; `None` where it cannot be built (the leftmost-first ends are used then).
+fn longest_dfa(pattern: &str, eol: u8) -> Option<regex_automata::hybrid::dfa::DFA> {
+    use regex_automata::{MatchKind, hybrid::dfa::DFA, nfa::thompson, util::syntax};
+    DFA::builder()
+        .configure(
+            DFA::config()
+                .match_kind(MatchKind::All)
+                .unicode_word_boundary(true)
+                .cache_capacity(8 << 20),
+        )
+        .syntax(
+            syntax::Config::new()
+                .utf8(false)
+                .line_terminator(eol)
+                .nest_limit(1000),
+        )
+        .thompson(thompson::Config::new().utf8(false))
+        .build(pattern)
+        .ok()
 }
 
 /// The regex crate's error, shortened to its last line (its own pointer art is noise).
@@ -1389,28 +1589,66 @@ impl<W: Write> Run<'_, W> {
     ) {
         let o = self.o;
         if self.show_names {
-            self.out.put(name.as_bytes());
-            self.out.put(&[if o.null_names { 0 } else { separator }]);
+            self.colored_name(name);
+            if o.null_names {
+                self.out.put(&[0]);
+            } else {
+                self.separator(separator);
+            }
         }
         if o.line_number {
-            self.padded(st.width, number + 1);
-            self.out.put(&[separator]);
+            self.colored_number(st.width, number + 1, |c| &c.line_number);
+            self.separator(separator);
         }
         if o.byte_offset {
-            self.padded(st.width, offset);
-            self.out.put(&[separator]);
+            self.colored_number(st.width, offset, |c| &c.byte_offset);
+            self.separator(separator);
         }
         if o.initial_tab && !empty && (self.show_names || o.line_number || o.byte_offset) {
             self.out.put(b"\t");
         }
     }
 
-    fn padded(&mut self, width: usize, n: u64) {
-        if width > 0 {
-            self.out.put(format!("{n:>width$}").as_bytes());
-        } else {
-            self.out.number(n);
+    /// `bytes` in the color `which` picks (as they are without `--color`).
+    fn colored(&mut self, bytes: &[u8], which: impl Fn(&crate::color::Colors) -> &str) {
+        let o = self.o;
+        match &o.colors {
+            Some(colors) => self.paint(colors, bytes, which(colors)),
+            None => self.out.put(bytes),
         }
+    }
+
+    /// `bytes` between the sequences that start and end `sgr` (none for an empty one).
+    fn paint(&mut self, colors: &crate::color::Colors, bytes: &[u8], sgr: &str) {
+        if sgr.is_empty() || bytes.is_empty() {
+            self.out.put(bytes);
+            return;
+        }
+        self.out.put(&colors.start(sgr));
+        self.out.put(bytes);
+        self.out.put(colors.end(sgr));
+    }
+
+    fn colored_name(&mut self, name: &str) {
+        self.colored(name.as_bytes(), |c| &c.file_name);
+    }
+
+    fn separator(&mut self, separator: u8) {
+        self.colored(&[separator], |c| &c.separator);
+    }
+
+    fn colored_number(
+        &mut self,
+        width: usize,
+        n: u64,
+        which: impl Fn(&crate::color::Colors) -> &str,
+    ) {
+        let text = if width > 0 {
+            format!("{n:>width$}")
+        } else {
+            n.to_string()
+        };
+        self.colored(text.as_bytes(), which);
     }
 
     /// Prints a selected (`:`) or context (`-`) line as GNU does: with -o only the
@@ -1427,17 +1665,22 @@ impl<W: Write> Run<'_, W> {
     ) {
         let o = self.o;
         let check = self.matcher.utf8 && !o.text;
+        // A "matching" line: a selected one, or a context one under -v.
+        let matching = (separator == b':') != o.invert;
         if !o.only_matching {
-            if check && std::str::from_utf8(text).is_err() {
+            if check && !self.matcher.valid(text) {
                 st.encoding_error = true;
                 return;
             }
             self.prefix(st, name, number, offset, separator, text.is_empty());
-            self.out.put(text);
+            match &o.colors {
+                Some(colors) => self.colored_line(colors, text, separator == b':', matching),
+                None => self.out.put(text),
+            }
             self.end_line();
             return;
         }
-        if (separator == b':') == o.invert {
+        if !matching {
             return;
         }
         let separator = if o.invert { b'-' } else { b':' };
@@ -1445,26 +1688,55 @@ impl<W: Write> Run<'_, W> {
             if start == end {
                 continue;
             }
-            if check && std::str::from_utf8(&text[start..end]).is_err() {
+            if check && !self.matcher.valid(&text[start..end]) {
                 st.encoding_error = true;
                 return;
             }
             self.prefix(st, name, number, offset + start as u64, separator, false);
-            self.out.put(&text[start..end]);
+            self.colored(&text[start..end], |c| c.matched(separator == b':'));
             self.end_line();
         }
     }
 
+    /// A line's text with `--color`: its matches in the match color (when it is a
+    /// matching line), the rest in the line color.
+    fn colored_line(
+        &mut self,
+        colors: &crate::color::Colors,
+        text: &[u8],
+        selected: bool,
+        matching: bool,
+    ) {
+        let line = colors.line(selected, self.o.invert);
+        let matched = colors.matched(selected);
+        let mut at = 0;
+        if matching && !matched.is_empty() {
+            for (start, end) in self.matcher.find_all(text) {
+                if start == end || start < at {
+                    continue;
+                }
+                // GNU opens the line color before each match's lead, and the match
+                // color's end closes both.
+                if !line.is_empty() {
+                    self.out.put(&colors.start(line));
+                }
+                self.out.put(&text[at..start]);
+                self.paint(colors, &text[start..end], matched);
+                at = end;
+            }
+        }
+        self.paint(colors, &text[at..], line);
+    }
+
     /// The line between context groups.
     fn group_separator(&mut self) {
-        match &self.o.group_separator {
-            None => self.out.put(b"--\n"),
-            Some(Some(text)) => {
-                let line = format!("{text}\n");
-                self.out.put(line.as_bytes());
-            }
-            Some(None) => {}
-        }
+        let text = match &self.o.group_separator {
+            None => "--".to_owned(),
+            Some(Some(text)) => text.clone(),
+            Some(None) => return,
+        };
+        self.colored(text.as_bytes(), |c| &c.separator);
+        self.out.put(b"\n");
     }
 
     /// Ends a printed line with the line terminator (`--line-buffered`: and flushes).
@@ -1490,18 +1762,22 @@ impl<W: Write> Run<'_, W> {
         }
         if o.count && !(o.count_nonzero_only && st.count == 0) {
             if self.show_names {
-                self.out.put(name.as_bytes());
-                self.name_end(b':');
+                self.colored_name(name);
+                if o.null_names {
+                    self.out.put(&[0]);
+                } else {
+                    self.separator(b':');
+                }
             }
             self.out.number(st.count);
             self.out.put(b"\n");
         }
         if o.files_with_matches && st.count > 0 {
-            self.out.put(name.as_bytes());
+            self.colored_name(name);
             self.name_end(b'\n');
         }
         if o.files_without_match && st.count == 0 {
-            self.out.put(name.as_bytes());
+            self.colored_name(name);
             self.name_end(b'\n');
         }
         let binary_match = st.binary_from.is_some_and(|from| from < st.count);
@@ -1554,9 +1830,17 @@ fn name_suffixes(name: &str) -> Vec<&str> {
 
 /// Runs grep with parsed options; returns the exit code (0 match, 1 none, 2 error).
 pub fn run(o: &Options) -> i32 {
+    if let Some(info) = o.info {
+        return print_info(info);
+    }
     if let Some(message) = &o.fatal {
         eprintln_grep(message);
         return 2;
+    }
+    if let Some(value) = o.colors.as_ref().and_then(|c| c.legacy.as_ref()) {
+        eprintln_grep(&format!(
+            "warning: GREP_COLOR='{value}' is deprecated; use GREP_COLORS='mt={value}'"
+        ));
     }
     let matcher = match Matcher::new(o) {
         Ok(m) => m,
@@ -1663,6 +1947,102 @@ pub fn run(o: &Options) -> i32 {
         0
     } else {
         1
+    }
+}
+
+/// What `--version` prints: wavesh's grep, and the GNU grep release it follows (the
+/// last word, as scripts that check a grep's version read it).
+const VERSION_TEXT: &str = concat!(
+    "grep (wavesh ",
+    env!("CARGO_PKG_VERSION"),
+    "), compatible with GNU grep 3.8\n",
+    "This grep is wavesh's own implementation, not GNU grep: it follows GNU grep 3.8's\n",
+    "options, output and exit status, and reads .gitignore files when it walks\n",
+    "directories. Arguments it does not support run the system grep.\n",
+);
+
+/// What `--help` prints.
+const HELP_TEXT: &str = "\
+Usage: grep [OPTION]... PATTERNS [FILE]...
+Search each FILE (standard input for none or -, the working directory with -r and
+no FILE) for lines matching PATTERNS, one pattern a line.
+
+Patterns:
+  -E, --extended-regexp     PATTERNS are extended regular expressions
+  -F, --fixed-strings       PATTERNS are strings
+  -G, --basic-regexp        PATTERNS are basic regular expressions (the default)
+  -P, --perl-regexp         PATTERNS are Perl-compatible (PCRE2) expressions
+  -e, --regexp=PATTERNS     use PATTERNS (may be given more than once)
+  -f, --file=FILE           take patterns from FILE, one a line
+  -i, --ignore-case         ignore case; --no-ignore-case does not (the default)
+  -w, --word-regexp         match whole words only
+  -x, --line-regexp         match whole lines only
+  -z, --null-data           lines end with a NUL byte, not a newline
+
+Output:
+  -s, --no-messages         leave out messages about unreadable files
+  -v, --invert-match        select the lines that do not match
+  -V, --version             print the version and exit
+      --help                print this help and exit
+  -m, --max-count=NUM       stop after NUM selected lines
+  -b, --byte-offset         print each line's byte offset
+  -n, --line-number         print each line's number
+      --line-buffered       flush the output after each line
+  -H, --with-filename       print the file name of each match
+  -h, --no-filename         print no file names
+      --label=LABEL         the name shown for standard input
+  -o, --only-matching       print only the matched parts of lines
+  -q, --quiet, --silent     print nothing; the exit status tells
+      --binary-files=TYPE   binary, text or without-match
+  -a, --text                read binary files as text (--binary-files=text)
+  -I                        skip binary files (--binary-files=without-match)
+  -d, --directories=ACTION  read, skip or recurse
+  -D, --devices=ACTION      read or skip devices, FIFOs and sockets
+  -r, --recursive           search directories, not following symbolic links in them
+  -R, --dereference-recursive  search directories, following symbolic links
+      --include=GLOB        search only files whose name matches GLOB
+      --exclude=GLOB        skip files whose name matches GLOB
+      --exclude-from=FILE   skip files matching a glob in FILE
+      --exclude-dir=GLOB    skip directories whose name matches GLOB
+  -L, --files-without-match print only the names of files with no match
+  -l, --files-with-matches  print only the names of files with a match
+  -c, --count               print only each file's count of selected lines
+  -T, --initial-tab         align the text after the prefixes with a tab
+  -Z, --null                print a NUL byte after each file name
+
+Context:
+  -B, --before-context=NUM  print NUM lines before each match
+  -A, --after-context=NUM   print NUM lines after each match
+  -C, --context=NUM, -NUM   print NUM lines around each match
+      --group-separator=SEP print SEP between context groups (-- by default)
+      --no-group-separator  print nothing between context groups
+      --color[=WHEN], --colour[=WHEN]
+                            color matches and prefixes: never, always or auto;
+                            GREP_COLORS says which colors (GNU grep's format)
+  -U, --binary              accepted and ignored
+
+The exit status is 0 when a line is selected, 1 when none is, 2 on an error (unless
+-q selected a line).
+
+This is wavesh's grep, not GNU grep: report its bugs to wavesh's maintainers, not to
+GNU grep's address (bug-grep@gnu.org), since a difference from GNU grep 3.8 is a bug
+in wavesh.
+";
+
+/// Prints `--help` or `--version` on standard output: exit 0, or GNU's write error
+/// and 2 when it cannot be written.
+fn print_info(info: Info) -> i32 {
+    let text = match info {
+        Info::Help => HELP_TEXT,
+        Info::Version => VERSION_TEXT,
+    };
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln_grep(&format!("write error: {}", os_message(&error)));
+            2
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 //! output. Arguments it does not support run the system grep with the same argv
 //! (SEARCH-5), so shadowing never fails a command that worked before.
 
+mod charset;
+mod collate;
+mod color;
 mod find;
 pub(crate) mod grep;
 pub mod pattern;
@@ -72,17 +75,21 @@ fn dispatch(tool: &str, args: &[std::ffi::OsString]) -> i32 {
 /// `grep` as a program: our search, or the system grep for what we do not support.
 /// Returns the exit code.
 pub fn grep_main(args: &[String]) -> i32 {
-    // A character set other than UTF-8 and C's bytes (EUC-JP, KOI8-R, Latin-1, ...), or
-    // Turkish case rules: the system grep knows the locale, wavesh does not.
+    // A locale the C library cannot decode here (a character set other than UTF-8 and
+    // C's bytes, on a system without it): the system grep knows it, wavesh does not.
+    // In another character set, an argument that is not ASCII is in that set, and is
+    // not read as such here.
     let foreign = match grep::locale() {
-        grep::Locale::Other(name) => Some(name),
-        grep::Locale::Utf8 | grep::Locale::C => None,
+        grep::Locale::Other(name) if grep::charset().is_some() => args
+            .iter()
+            .any(|a| !a.is_ascii())
+            .then(|| format!("arguments that are not ASCII in the locale {name}")),
+        grep::Locale::Other(name) if !grep::utf8_locale() => Some(format!("the locale {name}")),
+        grep::Locale::Other(_) | grep::Locale::Utf8 | grep::Locale::C => None,
     };
     match (parse(args), foreign) {
-        (Ok(_), Some(name)) if std::env::var_os(STRICT_ENV).is_some() => {
-            grep_error(&format!(
-                "not supported by wavesh's grep: the locale {name}"
-            ));
+        (Ok(_), Some(what)) if std::env::var_os(STRICT_ENV).is_some() => {
+            grep_error(&format!("not supported by wavesh's grep: {what}"));
             2
         }
         (Ok(_), Some(_)) => system_grep(args),

@@ -56,9 +56,12 @@ pub struct Translated {
     pub groups: usize,
     /// Whether it uses back-references (needs [`Target::Backtracking`]).
     pub backreferences: bool,
-    /// An equivalence class of a letter in a UTF-8 locale (`[[=a=]]`): its members
-    /// follow the locale's collation (à, á, ...), which only the system grep knows.
+    /// An equivalence class of a letter in a UTF-8 locale (`[[=a=]]`) whose members
+    /// (à, á, ... in the locale's collation) cannot be computed here.
     pub collation: bool,
+    /// A bracket expression whose Turkish case counterparts are not written out (a
+    /// range, a class, or a dotted or dotless i), under [`Flavor::turkish_case`].
+    pub turkish_bracket: bool,
 }
 
 /// How a translation reads and writes.
@@ -80,6 +83,9 @@ pub struct Flavor {
     /// gnulib's syntax bits to read the pattern with (find), instead of GNU grep's
     /// reading of `extended` (`None`).
     pub syntax: Option<Syntax>,
+    /// `-i` in a Turkish locale: `i` and `İ` are one letter's cases, `I` and `ı`
+    /// another's (the expression runs with `(?i)`, which pairs `i` with `I`).
+    pub turkish_case: bool,
 }
 
 /// A set of gnulib's regex syntax bits (`RE_*` in `regex.h`; the values are this
@@ -223,6 +229,7 @@ pub fn has_backreference(pattern: &str, extended: bool) -> bool {
         loose: false,
         null_data: false,
         syntax: None,
+        turkish_case: false,
     };
     translate(pattern, probe).is_ok_and(|t| t.backreferences)
 }
@@ -241,6 +248,7 @@ pub fn translate(pattern: &str, flavor: Flavor) -> Result<Translated, PatternErr
         backreferences: false,
         too_deep: false,
         collation: false,
+        turkish_bracket: false,
         completed: Vec::new(),
         open_numbers: Vec::new(),
         caret_here: true,
@@ -264,6 +272,7 @@ struct Translator {
     backreferences: bool,
     too_deep: bool,
     collation: bool,
+    turkish_bracket: bool,
     /// The numbers of the open groups, innermost last.
     open_numbers: Vec<usize>,
     /// Groups closed so far (a back-reference may name only those), by number.
@@ -350,6 +359,7 @@ impl Translator {
             groups: self.groups,
             backreferences: self.backreferences,
             collation: self.collation,
+            turkish_bracket: self.turkish_bracket,
         })
     }
 
@@ -382,6 +392,13 @@ impl Translator {
 
     fn literal_char(&mut self, c: char) {
         let start = self.out.len();
+        if self.flavor.turkish_case
+            && let Some(class) = turkish_case_class(c)
+        {
+            self.out.push_str(class);
+            self.set_atom(start);
+            return;
+        }
         push_literal(&mut self.out, c, self.flavor.utf8);
         self.set_atom(start);
     }
@@ -597,6 +614,7 @@ impl Translator {
                 self.i = j + 2;
                 match kind {
                     ':' => {
+                        self.turkish_bracket |= self.flavor.turkish_case;
                         items.push_str(&posix_class(&name, utf8).ok_or_else(|| {
                             PatternError("Invalid character class name".to_owned())
                         })?);
@@ -607,8 +625,20 @@ impl Translator {
                         let (Some(single), None) = (chars.next(), chars.next()) else {
                             return err("Invalid collation character");
                         };
+                        self.turkish_bracket |=
+                            self.flavor.turkish_case && turkish_case_class(single).is_some();
                         if kind == '=' && utf8 && single.is_alphabetic() {
-                            self.collation = true;
+                            // Its members follow the locale's collation (à is an a).
+                            match crate::collate::equivalents(single) {
+                                Some(members) => {
+                                    for member in members {
+                                        push_class_char(&mut items, member, utf8);
+                                    }
+                                    previous = None;
+                                    continue;
+                                }
+                                None => self.collation = true,
+                            }
                         }
                         push_class_char(&mut items, single, utf8);
                         previous = Some(single);
@@ -648,11 +678,13 @@ impl Translator {
                     // Byte locale: a range of multi-byte characters has no meaning there.
                     return err("Invalid range end");
                 }
+                self.turkish_bracket |= self.flavor.turkish_case;
                 items.push('-');
                 push_class_char(&mut items, high, utf8);
                 previous = None;
                 continue;
             }
+            self.turkish_bracket |= self.flavor.turkish_case && turkish_case_class(c).is_some();
             push_class_char(&mut items, c, utf8);
             previous = Some(c);
         }
@@ -745,6 +777,7 @@ impl Translator {
             groups: self.groups,
             backreferences: self.backreferences,
             collation: self.collation,
+            turkish_bracket: self.turkish_bracket,
         })
     }
 
@@ -1084,6 +1117,16 @@ enum BracketItem {
     Class(String),
 }
 
+/// The class of `c`'s cases in a Turkish locale, for the four letters whose cases
+/// differ there from Unicode's defaults, written to match without `(?i)`.
+pub fn turkish_case_class(c: char) -> Option<&'static str> {
+    match c {
+        'i' | '\u{130}' => Some("(?-i:[i\u{130}])"),
+        'I' | '\u{131}' => Some("(?-i:[I\u{131}])"),
+        _ => None,
+    }
+}
+
 fn escaped_backslash(chars: &[char], at: usize) -> bool {
     let mut n = 0;
     let mut j = at;
@@ -1181,6 +1224,7 @@ mod tests {
                 loose: false,
                 null_data: false,
                 syntax: None,
+                turkish_case: false,
             },
         )
         .map(|t| t.regex)
@@ -1197,6 +1241,7 @@ mod tests {
                 loose: false,
                 null_data: false,
                 syntax: None,
+                turkish_case: false,
             },
         )
         .map(|t| t.regex)
@@ -1270,6 +1315,7 @@ mod tests {
                 loose: false,
                 null_data: false,
                 syntax: None,
+                turkish_case: false,
             };
             assert_eq!(
                 translate(pattern, flavor),
@@ -1291,6 +1337,7 @@ mod tests {
                 loose: false,
                 null_data: false,
                 syntax: None,
+                turkish_case: false,
             },
         )
         .unwrap();
@@ -1311,6 +1358,7 @@ mod tests {
                 loose: false,
                 null_data: false,
                 syntax: Syntax::find_dialect(name.as_bytes()),
+                turkish_case: false,
             },
         )
         .map(|t| t.regex)

@@ -858,3 +858,256 @@ fn search_6_the_tool_adds_nothing_to_a_greps_output() {
         );
     }
 }
+
+/// Whether the C library has `locale` (as `locale -a` names it: `en_US.utf8`); a missing
+/// prerequisite (SKIPPED, or a failure in CI) where it does not.
+fn has_locale(locale: &str) -> bool {
+    let listed = Command::new("locale").arg("-a").output().is_ok_and(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .any(|l| l == locale)
+    });
+    if !listed {
+        crate::util::missing_prerequisite(
+            &format!("the {locale} locale"),
+            "scripts/test generates it (Debian's locales package, locale-gen)",
+        );
+    }
+    listed
+}
+
+/// `--color=always` is GNU's: the SGR sequences of each part (names, numbers,
+/// separators, matches, selected and context lines), `GREP_COLORS` with its booleans
+/// `rv` and `ne`, and the deprecated `GREP_COLOR` with its warning (SEARCH-1).
+#[test]
+fn search_1_colors_are_gnus() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("t"), "ab\nxabcx\nzz\n").unwrap();
+    let m = |s: &str| format!("\x1b[01;31m\x1b[K{s}\x1b[m\x1b[K");
+    let c = |sgr: &str, s: &str| format!("\x1b[{sgr}m\x1b[K{s}\x1b[m\x1b[K");
+    let name = c("35", "t");
+    let colon = c("36", ":");
+    let dash = c("36", "-");
+    for (script, expected) in [
+        (
+            "G --color=always b t".to_owned(),
+            format!("a{}\nxa{}cx\n", m("b"), m("b")),
+        ),
+        (
+            "G --color=always -Hn -A1 -e b t".to_owned(),
+            format!(
+                "{name}{colon}{}{colon}a{}\n{name}{colon}{}{colon}xa{}cx\n{name}{dash}{}{dash}zz\n",
+                c("32", "1"),
+                m("b"),
+                c("32", "2"),
+                m("b"),
+                c("32", "3"),
+            ),
+        ),
+        (
+            "G --color=always -c b t t".to_owned(),
+            format!("{name}{colon}2\n{name}{colon}2\n"),
+        ),
+        (
+            "G --color=always -l b t t".to_owned(),
+            format!("{name}\n{name}\n"),
+        ),
+        (
+            "G --color=always -ob b t".to_owned(),
+            format!(
+                "{}{colon}{}\n{}{colon}{}\n",
+                c("32", "1"),
+                m("b"),
+                c("32", "5"),
+                m("b")
+            ),
+        ),
+        (
+            "G --color=always -A0 zz t t".to_owned(),
+            format!(
+                "{name}{colon}{}\n{}\n{name}{colon}{}\n",
+                m("zz"),
+                c("36", "--"),
+                m("zz")
+            ),
+        ),
+        (
+            "GREP_COLORS='sl=1:cx=2' G --color=always -A1 b t".to_owned(),
+            format!(
+                "\x1b[1m\x1b[Ka{}\n\x1b[1m\x1b[Kxa{}{}\n{}\n",
+                m("b"),
+                m("b"),
+                c("1", "cx"),
+                c("2", "zz")
+            ),
+        ),
+        (
+            "GREP_COLORS='mt=7:ne:rv:sl=1:cx=2' G --color=always -v -C1 z t".to_owned(),
+            "\x1b[2mab\x1b[m\n\x1b[2mxabcx\x1b[m\n\x1b[1m\x1b[7mz\x1b[m\x1b[1m\x1b[7mz\x1b[m\n"
+                .to_owned(),
+        ),
+        ("G --color=auto b t".to_owned(), "ab\nxabcx\n".to_owned()),
+        ("G --color=never b t".to_owned(), "ab\nxabcx\n".to_owned()),
+        (
+            "GREP_COLOR=4 GREP_COLORS=mt=5 G --color=always b t 2>&1".to_owned(),
+            format!("a{}\nxa{}cx\n", c("5", "b"), c("5", "b")),
+        ),
+        (
+            "GREP_COLOR=4 G --color=always zz t 2>&1".to_owned(),
+            format!(
+                "grep: warning: GREP_COLOR='4' is deprecated; use GREP_COLORS='mt=4'\n{}\n",
+                c("4", "zz")
+            ),
+        ),
+        ("GREP_COLOR=4 G zz t 2>&1".to_owned(), "zz\n".to_owned()),
+    ] {
+        grep_case(&ws.root, "C.UTF-8", &script, &expected, 0);
+    }
+}
+
+/// Where matches start together, -o and --color take the longest, across patterns and
+/// alternatives, as GNU's POSIX matcher does (SEARCH-1).
+#[test]
+fn search_1_matches_are_leftmost_longest() {
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("u"), "a bb ccc dddd\nabcd\n").unwrap();
+    for (script, expected) in [
+        ("G -o -e cc -e ccc u", "ccc\n"),
+        ("G -oE 'ab|abcd' u", "abcd\n"),
+        ("G -oF -e b -e bb -e abc u", "bb\nabc\n"),
+        ("G -ow -e b -e bb u", "bb\n"),
+        ("G -oi -e D -e dd -e DDD u", "ddd\nd\nd\n"),
+        (
+            "G --color=always -E 'c|cc+' u",
+            "a bb \x1b[01;31m\x1b[Kccc\x1b[m\x1b[K dddd\nab\x1b[01;31m\x1b[Kc\x1b[m\x1b[Kd\n",
+        ),
+    ] {
+        grep_case(&ws.root, "C.UTF-8", script, expected, 0);
+    }
+}
+
+/// `--help` and `--version` are wavesh's own texts (the version names the GNU grep
+/// release followed, as its last word); both exit 0, and 2 with GNU's message when
+/// standard output cannot be written.
+#[test]
+fn search_1_help_and_version() {
+    let ws = Workspace::new();
+    let out = sh(&ws.root, "C", "G --version | head -1; G -V x y | wc -l");
+    assert_eq!(out.code, Some(0));
+    let first = out.text();
+    assert!(first.starts_with("grep (wavesh "), "{first}");
+    assert!(first.lines().next().unwrap().ends_with(" 3.8"), "{first}");
+    let out = sh(
+        &ws.root,
+        "C",
+        "G --help | grep -c -e '^Usage: grep' -e '--color'",
+    );
+    assert_eq!((out.text().as_str(), out.code), ("2\n", Some(0)));
+    for option in ["--help", "--version"] {
+        let out = sh(&ws.root, "C", &format!("G {option} >/dev/full"));
+        assert_eq!(out.code, Some(2), "{option}");
+        assert_eq!(out.stderr, "grep: write error: No space left on device\n");
+    }
+}
+
+/// In a Turkish locale, -i pairs `i` with `İ` and `ı` with `I` (not `i` with `I`), in
+/// every dialect and with -o (SEARCH-1).
+#[test]
+fn search_1_turkish_case_folding() {
+    if !has_locale("tr_TR.utf8") {
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("t"), "I\nİ\nı\ni\nxIy\n").unwrap();
+    for (script, expected) in [
+        ("G -i i t", "İ\ni\n"),
+        ("G -i I t", "I\nı\nxIy\n"),
+        ("G -iF 'İ' t", "İ\ni\n"),
+        ("G -ioE 'x(ı|q)y' t", "xIy\n"),
+        ("G -io 'ı' t", "I\nı\nI\n"),
+        ("G i t", "i\n"),
+        ("G -ic '^.$' t", "4\n"),
+    ] {
+        grep_case(&ws.root, "tr_TR.UTF-8", script, expected, 0);
+    }
+    // What is not computed here is handed over: an error in strict mode.
+    for script in ["G -i '[a-z]' t", "G -iP i t", "G -i '\\(i\\)\\1' t"] {
+        let out = sh(&ws.root, "tr_TR.UTF-8", script);
+        assert_eq!(out.code, Some(2), "{script}");
+        assert!(
+            out.stderr.contains("not supported by wavesh's grep"),
+            "{script}"
+        );
+    }
+}
+
+/// `[[=a=]]` matches what the locale's collation makes an `a` (à, Å, A in en_US.UTF-8),
+/// and only `a` in C (SEARCH-1).
+#[test]
+fn search_1_equivalence_classes_follow_the_collation() {
+    if !has_locale("en_US.utf8") {
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::write(ws.root.join("t"), "a\nà\nA\nb\nÅ\ne\næ\n").unwrap();
+    for (locale, script, expected) in [
+        ("en_US.UTF-8", "G '[[=a=]]' t", "a\nà\nA\nÅ\n"),
+        ("en_US.UTF-8", "G -c '[[=e=]x]' t", "1\n"),
+        ("en_US.UTF-8", "G -x '[[=æ=]]' t", "æ\n"),
+        ("en_US.UTF-8", "G -vc '[^[=a=]]' t", "4\n"),
+        ("C", "G '[[=a=]]' t", "a\n"),
+    ] {
+        grep_case(&ws.root, locale, script, expected, 0);
+    }
+}
+
+/// In a locale whose character set is not UTF-8, lines are read in that set: KOI8-R's
+/// Cyrillic letters are letters (classes, -w, -i), EUC-JP's two-byte characters are one
+/// character each and never match from their middle, and a byte that is no character
+/// makes the input binary (SEARCH-1).
+#[test]
+fn search_1_other_character_sets() {
+    if !has_locale("ru_RU.koi8r") || !has_locale("ja_JP.eucjp") {
+        return;
+    }
+    let ws = Workspace::new();
+    // KOI8-R: "Привет" (capital П is 0xF0), "abc", "П".
+    std::fs::write(
+        ws.root.join("koi"),
+        b"\xf0\xd2\xc9\xd7\xc5\xd4\nabc\n\xf0\n",
+    )
+    .unwrap();
+    std::fs::write(ws.root.join("koi-p"), b"\xd0\n").unwrap();
+    // EUC-JP: "あb", "ab", two characters B0B1 A2A3, an invalid byte.
+    std::fs::write(
+        ws.root.join("euc"),
+        b"\xa4\xa2b\nab\n\xb0\xb1\xa2\xa3\na\xff\n",
+    )
+    .unwrap();
+    std::fs::write(ws.root.join("euc-p"), b"\xb1\xa2\n").unwrap();
+    for (locale, script, expected, code) in [
+        ("ru_RU.KOI8-R", r"G -c '^[[:alpha:]]*$' koi", "3\n", 0),
+        (
+            "ru_RU.KOI8-R",
+            r"G -o '[[:upper:]]' koi | od -An -tx1",
+            " f0 0a f0 0a\n",
+            0,
+        ),
+        ("ru_RU.KOI8-R", r"G -ic -f koi-p koi", "2\n", 0),
+        ("ru_RU.KOI8-R", r"G -c '^\w\+$' koi", "3\n", 0),
+        ("ja_JP.EUC-JP", r"G -w b euc", "", 1),
+        ("ja_JP.EUC-JP", r"G -c '^..$' euc", "3\n", 0),
+        ("ja_JP.EUC-JP", r"G -c -f euc-p euc", "0\n", 1),
+        ("ja_JP.EUC-JP", r"G -ob b euc", "2:b\n5:b\n", 0),
+        (
+            "ja_JP.EUC-JP",
+            r"G a euc 2>&1",
+            "ab\ngrep: euc: binary file matches\n",
+            0,
+        ),
+        ("ja_JP.EUC-JP", r"G -z . </dev/null", "", 1),
+        ("ja_JP.EUC-JP", r"G -P x /dev/null 2>/dev/null", "", 2),
+    ] {
+        grep_case(&ws.root, locale, script, expected, code);
+    }
+}

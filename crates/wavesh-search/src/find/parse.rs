@@ -1123,6 +1123,7 @@ impl Parser<'_> {
             loose: false,
             null_data: false,
             syntax: Some(syntax),
+            turkish_case: false,
         };
         let compile_error = |e: PatternError| {
             ParseError(vec![format!(
