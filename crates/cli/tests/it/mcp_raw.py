@@ -182,6 +182,10 @@ class Stdio:
         self.proc.wait(10)
 
 
+# Every server a scenario starts, ended when the scenario ends, failed checks included.
+STARTED = []
+
+
 def start_http(binary, workspace, *extra, token="test-token", env_extra=None):
     env = environment(workspace, **({"WAVESH_MCP_TOKEN": token} if token else {}), **(env_extra or {}))
     proc = subprocess.Popen(
@@ -191,6 +195,7 @@ def start_http(binary, workspace, *extra, token="test-token", env_extra=None):
         stderr=subprocess.PIPE,
         env=env,
     )
+    STARTED.append(proc)
     stderr = []
     port = None
     deadline = time.monotonic() + 20
@@ -650,6 +655,10 @@ def main():
     try:
         SCENARIOS[name](binary, workspace)
     finally:
+        for proc in STARTED:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
         shutil.rmtree(workspace, ignore_errors=True)
 
 

@@ -223,7 +223,20 @@ fn split_secrets(plan: &Plan, mounts: bool) -> Found {
             all.push(real);
         }
     }
-    let scanned = super::scan::find(&all, &plan.secret_names, &plan.scan_dirs, &plan.scan_trees);
+    // The directory of every session's files is hidden, but holds no credential to link
+    // to, and changes with every command: its files are not taken for hardlink checks.
+    let private_bases: Vec<PathBuf> = plan
+        .readable_dirs
+        .iter()
+        .filter_map(|own| own.parent().map(Path::to_path_buf))
+        .collect();
+    let scanned = super::scan::find(
+        &all,
+        &private_bases,
+        &plan.secret_names,
+        &plan.scan_dirs,
+        &plan.scan_trees,
+    );
     all.extend(scanned.secrets);
     // What the search did not reach is hidden as a secret is: it fails closed.
     all.extend(scanned.unsearched);

@@ -462,9 +462,13 @@ fn secret_inodes(search: &mut Search<'_>, secrets: &[PathBuf]) -> HashMap<u64, V
 }
 
 /// The secrets of the directories and trees that `secrets` (the secret paths, with their
-/// real paths) do not name, by `names` (see [`super::SecretList::names`]).
+/// real paths) do not name, by `names` (see [`super::SecretList::names`]). Hardlinks are
+/// looked for to the files of every secret path but those in `no_links` (the directory
+/// of every session's files: command outputs, not credentials, and changing with every
+/// command).
 pub(super) fn find(
     secrets: &[PathBuf],
+    no_links: &[PathBuf],
     names: &[String],
     dirs: &[PathBuf],
     trees: &[PathBuf],
@@ -485,7 +489,12 @@ pub(super) fn find(
         read: HashSet::new(),
         stamps: Vec::new(),
     };
-    let inodes = secret_inodes(&mut search, secrets);
+    let linked: Vec<PathBuf> = secrets
+        .iter()
+        .filter(|p| !no_links.contains(p))
+        .cloned()
+        .collect();
+    let inodes = secret_inodes(&mut search, &linked);
     let mut found = Vec::new();
     let mut unsearched = Vec::new();
     // The directories on the way to a secret path (not `/`), and the scanned ones.
@@ -728,7 +737,7 @@ mod tests {
         // The temporary directory is on the way to the secret too: only what is found
         // in this test's own directory is looked at.
         let find = |secrets: &[PathBuf]| {
-            let mut found = find(secrets, &names, &[], std::slice::from_ref(&ws));
+            let mut found = find(secrets, &[], &names, &[], std::slice::from_ref(&ws));
             found.secrets.retain(|p| p.starts_with(&base));
             found
         };
