@@ -1,0 +1,309 @@
+//! What a call gives back and how it fails: the call context, the results of each
+//! tool, and the tool's and the session's errors.
+
+use super::*;
+
+/// What the host passes with each call: the abort token (EXEC-6), the progress sink
+/// (EXEC-5), the user's move to the background (BG-6), and whether the host asked its
+/// user and got a yes (SBX-3).
+#[derive(Clone, Default)]
+pub struct CallContext {
+    /// Cancelling it aborts the command: the whole tree is ended (EXEC-6). Once a command
+    /// has moved to the background it no longer listens to this (BG-3).
+    pub abort: tokio_util::sync::CancellationToken,
+    /// Where progress events go, if anywhere.
+    pub progress: Option<wavesh_exec::ProgressSink>,
+    /// Cancelling it moves a running foreground command to the background at once: the
+    /// user's Ctrl+B (BG-6).
+    pub move_to_background: tokio_util::sync::CancellationToken,
+    /// The host (or its user) approved this call after asking: the permission decision
+    /// then lets it run even when it would ask, `dangerouslyDisableSandbox` included
+    /// (SBX-3). The sandbox level is still chosen by the library. A decision, so it is
+    /// the library's, not the executor's.
+    pub approved: bool,
+}
+
+impl CallContext {
+    /// The executor's part: what controls a running command.
+    pub(crate) fn controls(&self) -> wavesh_exec::Controls {
+        wavesh_exec::Controls {
+            abort: self.abort.clone(),
+            progress: self.progress.clone(),
+            move_to_background: self.move_to_background.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("abort", &self.abort.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .field("approved", &self.approved)
+            .finish()
+    }
+}
+
+/// A running background task, as reported in a result (BG-1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSnapshot {
+    /// The task id.
+    pub task_id: String,
+    /// Always `running` when reported at start.
+    pub status: &'static str,
+    /// Start time, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The shell's pid.
+    pub pid: i32,
+    /// The process group of the whole tree (`kill -- -PGID` stops it).
+    pub pgid: i32,
+    /// The live output file.
+    pub output_path: PathBuf,
+}
+
+/// The result of a `Bash` call: the model text plus structured fields named as in Claude
+/// Code's output schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BashResult {
+    /// What the model reads.
+    pub text: String,
+    /// Whether the tool result is marked as an error (OUT-3).
+    pub is_error: bool,
+    /// `!is_error`: a timeout, kill at the deadline or move to the background is a
+    /// success (EXEC-4, BG-4).
+    pub success: bool,
+    /// The shell's exit code, when it finished in the foreground.
+    pub exit_code: Option<i32>,
+    /// The command was ended by an abort, at its deadline or at the output cap.
+    pub interrupted: bool,
+    /// `backgrounded` when it runs as a background task, else `completed`.
+    pub status: &'static str,
+    /// The task id when it runs in the background (the wave spec's `bash_id`).
+    #[serde(rename = "backgroundTaskId")]
+    pub background_task_id: Option<String>,
+    /// Moved to the background at its deadline or the assistant-mode budget.
+    #[serde(rename = "assistantAutoBackgrounded")]
+    pub assistant_auto_backgrounded: bool,
+    /// Moved to the background by the user.
+    #[serde(rename = "backgroundedByUser")]
+    pub backgrounded_by_user: bool,
+    /// The host should end the agent's turn: only a move by the user does (BG-6).
+    #[serde(rename = "stopsAgentLoop")]
+    pub stops_agent_loop: bool,
+    /// The output file: live for a background task, kept for a persisted output.
+    #[serde(rename = "outputPath")]
+    pub output_path: Option<PathBuf>,
+    /// The background task, when there is one.
+    pub task: Option<TaskSnapshot>,
+    /// The meaning of an expected non-zero exit code (OUT-3).
+    #[serde(rename = "returnCodeInterpretation")]
+    pub return_code_interpretation: Option<String>,
+    /// The session's working directory after the call.
+    pub cwd: PathBuf,
+    /// The output as an image, when stdout was exactly one image data URL (OUT-4).
+    #[serde(skip)]
+    pub image: Option<crate::image_output::ImageBlock>,
+}
+
+/// The result of a TaskOutput call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskOutputResult {
+    /// What the model reads.
+    pub text: String,
+    /// `success`, `timeout` or `not_ready`.
+    pub retrieval_status: &'static str,
+    /// The task.
+    pub task_id: String,
+    /// `running`, `completed`, `failed` or `stopped`.
+    pub status: &'static str,
+    /// The exit code once it ended.
+    pub exit_code: Option<i32>,
+    /// The full output.
+    pub output_path: PathBuf,
+}
+
+/// The result of a TaskStop call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskStopResult {
+    /// What the model reads.
+    pub text: String,
+    /// The task.
+    pub task_id: String,
+    /// The command it ran.
+    pub command: String,
+    /// The task had ended before the call: nothing was stopped.
+    pub already_finished: bool,
+    /// Its status after the call.
+    pub status: &'static str,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+}
+
+/// The result of any tool call through [`Session::call_tool`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub text: String,
+    /// Whether the result is marked as an error.
+    pub is_error: bool,
+    /// The structured result ([`BashResult`], [`TaskOutputResult`] or [`TaskStopResult`]).
+    pub structured: serde_json::Value,
+    /// An image the model should see (OUT-4).
+    pub image: Option<crate::image_output::ImageBlock>,
+}
+
+impl ToolOutput {
+    pub(crate) fn of(result: &impl Serialize, is_error: bool, text: &str) -> ToolOutput {
+        ToolOutput {
+            text: text.to_owned(),
+            is_error,
+            structured: serde_json::to_value(result).unwrap_or(serde_json::Value::Null),
+            image: None,
+        }
+    }
+}
+
+/// A background task that ended, to be told to the model (BG-7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskNotification {
+    /// The task.
+    pub task_id: String,
+    /// `completed`, `failed` or `stopped`.
+    pub status: &'static str,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// The full output.
+    pub output_path: PathBuf,
+    /// The `<task-notification>` text the host injects.
+    pub text: String,
+}
+
+/// A task as the host's UI lists it (TASK-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskInfo {
+    /// The task id.
+    pub task_id: String,
+    /// The command.
+    pub command: String,
+    /// The call's description, if it had one.
+    pub description: Option<String>,
+    /// `running`, `completed`, `failed` or `stopped`.
+    pub status: &'static str,
+    /// The status with its cause (`stopped by you`, ...).
+    pub status_detail: &'static str,
+    /// The exit code once it ended.
+    pub exit_code: Option<i32>,
+    /// Start time, RFC 3339.
+    pub started_at: String,
+    /// End time, RFC 3339.
+    pub ended_at: Option<String>,
+    /// The shell's pid.
+    pub pid: i32,
+    /// The tree's process group.
+    pub pgid: i32,
+    /// The live output file.
+    pub output_path: PathBuf,
+}
+
+/// Why a call could not run. A command that ran and failed is not an error: it is a
+/// result with `is_error` set.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The input was invalid.
+    #[error("invalid input: {0}")]
+    Input(#[from] InputError),
+    /// The command could not be started.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// The command ran but its output file could not be read.
+    #[error("cannot read the output file {path}: {source}")]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `run_in_background` in idle-turn mode (EXEC-7).
+    #[error(
+        "run_in_background is not available here: this host runs every command in the foreground. Run the command without it, with a timeout that fits"
+    )]
+    BackgroundRefused,
+    /// No task of this agent has the id.
+    #[error("no background task with ID {0}")]
+    UnknownTask(String),
+    /// The task belonged to a subagent that has ended (TASK-4).
+    #[error(
+        "task {0} has expired: the subagent that started it has ended, and its processes were stopped with it"
+    )]
+    ExpiredTask(String),
+    /// The host aborted the call.
+    #[error("the call was aborted")]
+    Aborted,
+    /// A deny rule refuses the command (RULE-2).
+    #[error("{0}")]
+    Denied(String),
+    /// The command needs the user's approval and the call was not approved (SBX-3).
+    #[error("{}", needs_approval_text(.0))]
+    NeedsApproval(wavesh_policy::Decision),
+    /// No tool has this name.
+    #[error("unknown tool `{0}`; the tools are Bash, TaskOutput, TaskStop and TaskList")]
+    UnknownTool(String),
+    /// The session's recorded shell no longer exists and there is no other (SHELL-3).
+    #[error(
+        "this session's shell {0} no longer exists or is not executable, and no other bash or zsh was found; install it again or start a new session"
+    )]
+    StaleShell(PathBuf),
+    /// TaskStop's own timeout passed before the task ended.
+    #[error("task {0} did not end within TaskStop's 10 s limit")]
+    StopTimedOut(String),
+}
+
+/// Why a session could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The workspace root is not a directory.
+    #[error("workspace {path} is not a directory: {why}")]
+    Workspace {
+        /// The path given.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// No usable shell.
+    #[error(transparent)]
+    Shell(#[from] ShellError),
+    /// The private directory could not be made.
+    #[error(transparent)]
+    PrivateDir(#[from] PrivateDirError),
+    /// Per-command limits were asked for and cannot be enforced here (PROC-1): the
+    /// session refuses to start rather than run commands without them.
+    #[error("cannot enforce the per-command limits: {0}")]
+    Limits(String),
+    /// The configuration asks for the sandbox level `off` without the builder call that
+    /// chooses it (SBX-3).
+    #[error(
+        "the sandbox level `off` was set in the configuration only: a session runs unsandboxed only when the host says so with SessionBuilder::sandbox_level(Level::Off)"
+    )]
+    UnsandboxedByDefault,
+    /// A Claude Code settings file could not be applied.
+    #[error(transparent)]
+    Settings(#[from] crate::sandbox::SandboxSettingsError),
+}
+
+/// The refusal of a command that needs approval: why, and the rule that would allow it.
+fn needs_approval_text(decision: &wavesh_policy::Decision) -> String {
+    let mut text = String::from("This command needs the user's approval");
+    if !decision.reasons.is_empty() {
+        text.push_str(&format!(" ({})", decision.reasons.join("; ")));
+    }
+    text.push('.');
+    if !decision.suggestions.is_empty() {
+        text.push_str(&format!(
+            " To allow it, add to permissions.allow in .claude/settings.local.json: {}",
+            decision.suggestions.join(", ")
+        ));
+    }
+    text
+}
