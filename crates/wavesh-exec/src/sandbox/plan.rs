@@ -522,7 +522,10 @@ pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
             out.push(path);
         }
     }
-    out.retain(|path| this_user_could_read(path));
+    // Every secret path's directories are checked once, not once per path: the list's
+    // paths share a few (the home, `~/.config`, `/etc`).
+    let mut listable: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
+    out.retain(|path| this_user_could_read(path, &mut listable));
     dedup(&mut out);
     out
 }
@@ -534,21 +537,28 @@ pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
 /// list every directory on the way to it, and one this user cannot list (another user's
 /// home named by a variable such as `CARGO_HOME` or `TF_CLI_CONFIG_FILE`) would then be
 /// unreadable as a whole, the toolchains in it too.
-fn this_user_could_read(path: &Path) -> bool {
+/// `listable` keeps the answer for each directory already checked: whether it is
+/// missing, or this user may list and enter it.
+fn this_user_could_read(
+    path: &Path,
+    listable: &mut std::collections::HashMap<PathBuf, bool>,
+) -> bool {
     #[cfg(unix)]
     {
-        if std::fs::symlink_metadata(path).is_ok()
-            && rustix::fs::access(path, rustix::fs::Access::READ_OK).is_err()
-        {
+        use rustix::fs::{Access, access};
+        if access(path, Access::EXISTS).is_ok() && access(path, Access::READ_OK).is_err() {
             return false;
         }
-        path.ancestors()
-            .skip(1)
-            .all(|dir| std::fs::symlink_metadata(dir).is_err() || std::fs::read_dir(dir).is_ok())
+        path.ancestors().skip(1).all(|dir| {
+            *listable.entry(dir.to_path_buf()).or_insert_with(|| {
+                access(dir, Access::EXISTS).is_err()
+                    || access(dir, Access::READ_OK | Access::EXEC_OK).is_ok()
+            })
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = (path, listable);
         true
     }
 }
