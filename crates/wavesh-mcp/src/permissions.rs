@@ -93,19 +93,10 @@ enum Answer {
 
 /// The refusal when the client cannot ask: the reasons and the rule to add.
 pub fn how_to_allow(decision: &Decision) -> String {
-    let mut text =
-        String::from("This command needs approval and this MCP client cannot ask the user");
-    if !decision.reasons.is_empty() {
-        text.push_str(&format!(" ({})", decision.reasons.join("; ")));
-    }
-    text.push('.');
-    if !decision.suggestions.is_empty() {
-        text.push_str(&format!(
-            " To allow it, add to permissions.allow in .claude/settings.local.json: {}",
-            decision.suggestions.join(", ")
-        ));
-    }
-    text
+    wavesh_tool::approval_refusal(
+        "This command needs approval and this MCP client cannot ask the user",
+        decision,
+    )
 }
 
 /// The key of the approval in an "input required" round trip (protocol 2026-07-28).

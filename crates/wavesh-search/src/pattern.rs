@@ -290,6 +290,24 @@ fn err<T>(message: &str) -> Result<T, PatternError> {
 }
 
 impl Translator {
+    /// The translation once the whole pattern was read: GNU's errors for what is
+    /// still open or nested too deep.
+    fn finish(self) -> Result<Translated, PatternError> {
+        if self.too_deep {
+            return err("stack overflow");
+        }
+        if !self.open.is_empty() {
+            return err("Unmatched ( or \\(");
+        }
+        Ok(Translated {
+            regex: self.out,
+            groups: self.groups,
+            backreferences: self.backreferences,
+            collation: self.collation,
+            turkish_bracket: self.turkish_bracket,
+        })
+    }
+
     fn peek(&self, ahead: usize) -> Option<char> {
         self.chars.get(self.i + ahead).copied()
     }
@@ -348,19 +366,7 @@ impl Translator {
                 other => self.literal_char(other),
             }
         }
-        if self.too_deep {
-            return err("stack overflow");
-        }
-        if !self.open.is_empty() {
-            return err("Unmatched ( or \\(");
-        }
-        Ok(Translated {
-            regex: self.out,
-            groups: self.groups,
-            backreferences: self.backreferences,
-            collation: self.collation,
-            turkish_bracket: self.turkish_bracket,
-        })
+        self.finish()
     }
 
     /// A BRE `^` is an anchor at the start of the pattern, a group or an alternative.
@@ -766,19 +772,7 @@ impl Translator {
                 other => self.literal_char(other),
             }
         }
-        if self.too_deep {
-            return err("stack overflow");
-        }
-        if !self.open.is_empty() {
-            return err("Unmatched ( or \\(");
-        }
-        Ok(Translated {
-            regex: self.out,
-            groups: self.groups,
-            backreferences: self.backreferences,
-            collation: self.collation,
-            turkish_bracket: self.turkish_bracket,
-        })
+        self.finish()
     }
 
     /// An alternative starts: `^` anchors right after it.

@@ -36,6 +36,6 @@ pub use sandbox::SandboxSettings;
 pub use session::{
     BashResult, CallContext, Session, SessionBuilder, SessionError, Subagent, TaskInfo,
     TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError, ToolOutput,
-    normalize_private, on_timeout,
+    approval_refusal, normalize_private, on_timeout,
 };
 pub use task_tools::{TaskOutputInput, TaskStopInput};

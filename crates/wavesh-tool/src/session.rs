@@ -34,7 +34,7 @@ use builder::LoginEnvChoice;
 pub use builder::SessionBuilder;
 pub use results::{
     BashResult, CallContext, SessionError, TaskInfo, TaskNotification, TaskOutputResult,
-    TaskSnapshot, TaskStopResult, ToolError, ToolOutput,
+    TaskSnapshot, TaskStopResult, ToolError, ToolOutput, approval_refusal,
 };
 
 /// How a session starts and ends its commands' processes.

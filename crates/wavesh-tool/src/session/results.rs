@@ -294,7 +294,13 @@ pub enum SessionError {
 
 /// The refusal of a command that needs approval: why, and the rule that would allow it.
 fn needs_approval_text(decision: &wavesh_policy::Decision) -> String {
-    let mut text = String::from("This command needs the user's approval");
+    approval_refusal("This command needs the user's approval", decision)
+}
+
+/// `opening`, then the decision's reasons and the rules that would allow the command:
+/// the text of every refusal for want of approval.
+pub fn approval_refusal(opening: &str, decision: &wavesh_policy::Decision) -> String {
+    let mut text = String::from(opening);
     if !decision.reasons.is_empty() {
         text.push_str(&format!(" ({})", decision.reasons.join("; ")));
     }
