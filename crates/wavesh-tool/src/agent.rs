@@ -210,7 +210,7 @@ impl<'a> Agent<'a> {
         } else {
             let on_timeout = match config.mode {
                 HostMode::IdleTurn => OnTimeout::Kill,
-                _ => on_timeout(&input.command, reason),
+                _ => on_timeout(&prepared.analysis, &input.command, reason),
             };
             Mode::Foreground {
                 timeout: Duration::from_millis(deadline_ms),
@@ -352,7 +352,7 @@ impl<'a> Agent<'a> {
             return Ok(result);
         }
         let meaning = match finished.ending {
-            Ending::Exited => render::exit_meaning(&input.command, code),
+            Ending::Exited => render::exit_meaning(analysis, code),
             // A command ended by us has no exit-code meaning of its own.
             _ => ExitMeaning::Expected(""),
         };

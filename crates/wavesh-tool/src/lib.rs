@@ -11,7 +11,6 @@
 //! [`Session::bash`], the same for every host (SBX-3).
 
 mod agent;
-pub mod command_words;
 pub mod config;
 pub mod description;
 pub mod env_vars;

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use wavesh_exec::OutputFile;
 
-use crate::command_words::{self, Connector};
 use crate::config::PREVIEW_CHARS;
+use wavesh_parse::{Analysis, Connector};
 
 /// The output as the model will see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,24 +111,26 @@ pub enum ExitMeaning {
 /// The hint for a grep that read the empty stdin (EXEC-3, OUT-3).
 pub const GREP_STDIN_HINT: &str = "grep read its standard input, which is empty (/dev/null) for every command: give it a file or directory to search (add -r for directories).";
 
-/// Interprets `code` by the last command of the chain.
-pub fn exit_meaning(command: &str, code: i32) -> ExitMeaning {
+/// Interprets `code` by the last command of the chain, read from the call's analysis
+/// (the one the decision used). A command that did not parse gets no meaning of its own.
+pub fn exit_meaning(analysis: &Analysis, code: i32) -> ExitMeaning {
     if code == 0 {
         return ExitMeaning::Expected("");
     }
-    let Some(last) = command_words::last_segment(command) else {
-        return ExitMeaning::Error { hint: None };
-    };
-    let argv = last.argv();
-    let name = argv.first().map(|w| base_name(w)).unwrap_or_default();
-    let sub = argv.get(1).map(String::as_str);
-    if code != 1 {
+    if code != 1 || analysis.failure.is_some() {
         return ExitMeaning::Error { hint: None };
     }
+    let Some(last) = analysis.commands.iter().rev().find(|c| !c.argv.is_empty()) else {
+        return ExitMeaning::Error { hint: None };
+    };
+    let argv: Vec<String> = last.argv.iter().map(|w| w.value.clone()).collect();
+    let name = base_name(&argv[0]);
+    let sub = argv.get(1).map(String::as_str);
     match (name, sub) {
         ("grep" | "egrep" | "fgrep", _) => {
-            if last.connector != Connector::Pipe
-                && !last.reads_redirected_input
+            let piped = matches!(last.connector, Connector::Pipe | Connector::PipeBoth);
+            if !piped
+                && !last.redirects.iter().any(|r| r.is_input())
                 && grep_reads_stdin(&argv[1..])
             {
                 ExitMeaning::Error {
@@ -310,6 +312,10 @@ pub fn cwd_reset(dir: &Path) -> String {
 mod tests {
     use super::*;
 
+    fn parsed(command: &str) -> Analysis {
+        wavesh_parse::analyze(command, wavesh_parse::Dialect::Bash)
+    }
+
     #[test]
     fn exec_4_seconds_without_trailing_zeros() {
         assert_eq!(seconds(1000), "1");
@@ -321,53 +327,78 @@ mod tests {
     }
 
     #[test]
+    fn out_3_meanings_read_from_the_analysis() {
+        let no_match = ExitMeaning::Expected("No matches found");
+        let hint = ExitMeaning::Error {
+            hint: Some(GREP_STDIN_HINT),
+        };
+        assert_eq!(exit_meaning(&parsed("grep foo < file"), 1), no_match);
+        assert_eq!(exit_meaning(&parsed("grep foo <<< 'a b'"), 1), no_match);
+        assert_eq!(exit_meaning(&parsed("cat x |& grep foo"), 1), no_match);
+        assert_eq!(exit_meaning(&parsed("grep foo # a comment"), 1), hint);
+        assert_eq!(
+            exit_meaning(&parsed("cat <<EOF\nx\nEOF\ngrep y f"), 1),
+            no_match
+        );
+        assert_eq!(
+            exit_meaning(&parsed("X=1 /usr/bin/diff a b"), 1),
+            ExitMeaning::Expected("Files differ")
+        );
+        // A command that does not parse has no meaning of its own.
+        assert_eq!(
+            exit_meaning(&parsed("grep 'foo"), 1),
+            ExitMeaning::Error { hint: None }
+        );
+    }
+
+    #[test]
     fn out_3_meanings() {
         assert_eq!(
-            exit_meaning("grep foo file.txt", 1),
+            exit_meaning(&parsed("grep foo file.txt"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("ls | grep foo", 1),
+            exit_meaning(&parsed("ls | grep foo"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("rg foo", 1),
+            exit_meaning(&parsed("rg foo"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("diff a b", 1),
+            exit_meaning(&parsed("diff a b"), 1),
             ExitMeaning::Expected("Files differ")
         );
         assert_eq!(
-            exit_meaning("git diff --exit-code", 1),
+            exit_meaning(&parsed("git diff --exit-code"), 1),
             ExitMeaning::Expected("Files differ")
         );
         assert_eq!(
-            exit_meaning("git grep x", 1),
+            exit_meaning(&parsed("git grep x"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("find / -name x", 1),
+            exit_meaning(&parsed("find / -name x"), 1),
             ExitMeaning::Expected("Some directories were inaccessible")
         );
         assert_eq!(
-            exit_meaning("test -f x", 1),
+            exit_meaning(&parsed("test -f x"), 1),
             ExitMeaning::Expected("Condition is false")
         );
         assert_eq!(
-            exit_meaning("[ -f x ]", 1),
+            exit_meaning(&parsed("[ -f x ]"), 1),
             ExitMeaning::Expected("Condition is false")
         );
         assert_eq!(
-            exit_meaning("grep foo file.txt", 2),
+            exit_meaning(&parsed("grep foo file.txt"), 2),
             ExitMeaning::Error { hint: None }
         );
         assert_eq!(
-            exit_meaning("grep foo file.txt; false", 1),
+            exit_meaning(&parsed("grep foo file.txt; false"), 1),
             ExitMeaning::Error { hint: None }
         );
         assert_eq!(
-            exit_meaning("false && grep foo x", 1),
+            exit_meaning(&parsed("false && grep foo x"), 1),
             ExitMeaning::Expected("No matches found")
         );
     }
@@ -377,27 +408,27 @@ mod tests {
         let hint = ExitMeaning::Error {
             hint: Some(GREP_STDIN_HINT),
         };
-        assert_eq!(exit_meaning("grep foo", 1), hint);
-        assert_eq!(exit_meaning("grep -n -e foo", 1), hint);
-        assert_eq!(exit_meaning("grep -i foo", 1), hint);
+        assert_eq!(exit_meaning(&parsed("grep foo"), 1), hint);
+        assert_eq!(exit_meaning(&parsed("grep -n -e foo"), 1), hint);
+        assert_eq!(exit_meaning(&parsed("grep -i foo"), 1), hint);
         assert_eq!(
-            exit_meaning("grep -r foo", 1),
+            exit_meaning(&parsed("grep -r foo"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("grep -rn foo", 1),
+            exit_meaning(&parsed("grep -rn foo"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("grep -e foo src", 1),
+            exit_meaning(&parsed("grep -e foo src"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("grep foo < f", 1),
+            exit_meaning(&parsed("grep foo < f"), 1),
             ExitMeaning::Expected("No matches found")
         );
         assert_eq!(
-            exit_meaning("grep -A 3 foo file", 1),
+            exit_meaning(&parsed("grep -A 3 foo file"), 1),
             ExitMeaning::Expected("No matches found")
         );
     }

@@ -16,7 +16,6 @@ use wavesh_exec::{
 };
 
 use crate::agent::Agent;
-use crate::command_words::first_command_name;
 use crate::config::ToolConfig;
 use crate::input::{BashInput, InputError, parse_bash_input};
 use crate::permissions::{Call, Permissions, Prepared, Verdict};
@@ -628,10 +627,25 @@ impl Drop for Subagent {
 }
 
 /// EXEC-4: a command whose first simple command is `sleep` is killed at its deadline;
-/// any other moves to the background for `reason`.
-pub fn on_timeout(command: &str, reason: wavesh_exec::BackgroundReason) -> OnTimeout {
-    match first_command_name(command) {
-        Some(name) if name == "sleep" => OnTimeout::Kill,
+/// any other moves to the background for `reason`. The first command is read from the
+/// call's analysis; only a command that did not parse is read by its first raw word.
+pub fn on_timeout(
+    analysis: &wavesh_parse::Analysis,
+    command: &str,
+    reason: wavesh_exec::BackgroundReason,
+) -> OnTimeout {
+    let first = if analysis.failure.is_none() {
+        analysis
+            .commands
+            .iter()
+            .find_map(|c| c.argv.first())
+            .filter(|w| w.is_static())
+            .map(|w| w.value.as_str())
+    } else {
+        command.split_whitespace().next()
+    };
+    match first {
+        Some("sleep") => OnTimeout::Kill,
         _ => OnTimeout::MoveToBackground(reason),
     }
 }
@@ -683,16 +697,50 @@ mod tests {
         );
     }
 
+    fn parsed(command: &str) -> wavesh_parse::Analysis {
+        wavesh_parse::analyze(command, wavesh_parse::Dialect::Bash)
+    }
+
     #[test]
     fn exec_4_sleep_first_is_killed() {
         use wavesh_exec::BackgroundReason::Timeout;
         let moved = OnTimeout::MoveToBackground(Timeout);
-        assert_eq!(on_timeout("sleep 60", Timeout), OnTimeout::Kill);
-        assert_eq!(on_timeout("sleep 5 && npm test", Timeout), OnTimeout::Kill);
-        assert_eq!(on_timeout("A=1 sleep 5", Timeout), OnTimeout::Kill);
-        assert_eq!(on_timeout("npm test; sleep 5", Timeout), moved);
-        assert_eq!(on_timeout("echo a; sleep 3; echo b", Timeout), moved);
-        assert_eq!(on_timeout("sleepy", Timeout), moved);
+        assert_eq!(
+            on_timeout(&parsed("sleep 60"), "sleep 60", Timeout),
+            OnTimeout::Kill
+        );
+        assert_eq!(
+            on_timeout(
+                &parsed("sleep 5 && npm test"),
+                "sleep 5 && npm test",
+                Timeout
+            ),
+            OnTimeout::Kill
+        );
+        assert_eq!(
+            on_timeout(&parsed("A=1 sleep 5"), "A=1 sleep 5", Timeout),
+            OnTimeout::Kill
+        );
+        assert_eq!(
+            on_timeout(&parsed("npm test; sleep 5"), "npm test; sleep 5", Timeout),
+            moved
+        );
+        assert_eq!(
+            on_timeout(
+                &parsed("echo a; sleep 3; echo b"),
+                "echo a; sleep 3; echo b",
+                Timeout
+            ),
+            moved
+        );
+        assert_eq!(on_timeout(&parsed("sleepy"), "sleepy", Timeout), moved);
+        let kill = |c: &str| on_timeout(&parsed(c), c, Timeout) == OnTimeout::Kill;
+        assert!(kill("FOO=1 BAR='x y' sleep 5"));
+        assert!(kill("  'sleep' 1"));
+        assert!(kill("sleep 1 | cat"));
+        assert!(!kill("echo a; sleep 3"));
+        assert!(!kill("$(echo sleep) 5"));
+        assert!(!kill("npm test"));
     }
 
     #[test]
