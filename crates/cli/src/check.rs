@@ -96,11 +96,14 @@ impl Judge {
         let capability = verdict.capability();
         let commands: Vec<Vec<&str>> = analysis.commands.iter().map(|c| c.args()).collect();
         // The read-only refusals explain an ask; a rule's reasons explain an allow or deny.
-        let reasons = if decision.matched_rules.is_empty() && !verdict.read_only {
-            verdict.reasons
+        let reasons: Vec<String> = if decision.matched_rules.is_empty() && !verdict.read_only {
+            &verdict.reasons
         } else {
-            decision.reasons.clone()
-        };
+            &decision.reasons
+        }
+        .iter()
+        .map(|r| r.text.clone())
+        .collect();
         serde_json::json!({
             "command": command,
             "read_only": verdict.read_only,

@@ -117,7 +117,10 @@ pub fn elicitation(command: &str, decision: &Decision) -> Result<ElicitRequestPa
     let schema: ElicitationSchema = builder.build().map_err(str::to_owned)?;
     let mut message = format!("Allow wavesh to run this command?\n\n{command}");
     if !decision.reasons.is_empty() {
-        message.push_str(&format!("\n\nWhy it asks: {}", decision.reasons.join("; ")));
+        message.push_str(&format!(
+            "\n\nWhy it asks: {}",
+            wavesh_policy::join_reasons(&decision.reasons, "; ")
+        ));
     }
     if always {
         message.push_str(&format!(

@@ -2,6 +2,7 @@
 //! permission safe and every simple command in it is explicitly read-only. Every "no"
 //! names the command and the word that decided (RO-7).
 
+use crate::Reason;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -78,14 +79,14 @@ pub struct Verdict {
     /// Provably read-only: may run without asking.
     pub read_only: bool,
     /// Why not, one reason per offending command (empty when read-only).
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
 }
 
 impl Verdict {
-    fn no(reason: String) -> Verdict {
+    fn no(reason: impl Into<Reason>) -> Verdict {
         Verdict {
             read_only: false,
-            reasons: vec![reason],
+            reasons: vec![reason.into()],
         }
     }
 }
@@ -123,7 +124,7 @@ fn known_write_option(name: &str, args: &[Word]) -> Option<String> {
 }
 
 /// Wrappers that only change how a command runs, stripped before judging it.
-fn strip_wrappers(argv: &[Word]) -> Result<&[Word], String> {
+fn strip_wrappers(argv: &[Word]) -> Result<&[Word], Reason> {
     let mut rest = argv;
     loop {
         let Some(name) = rest.first().map(|w| w.value.as_str()) else {
@@ -176,7 +177,7 @@ fn strip_wrappers(argv: &[Word]) -> Result<&[Word], String> {
             _ => return Ok(rest),
         };
         if skip >= rest.len() {
-            return Err(format!("`{name}` has no command to run"));
+            return Err(crate::refuse!("`{name}` has no command to run"));
         }
         rest = &rest[skip..];
     }
@@ -188,12 +189,14 @@ pub fn classify(source: &str, analysis: &Analysis, ctx: &ClassifyContext) -> Ver
         return Verdict::no(format!("not provably safe to analyse: {reason}"));
     }
     if analysis.commands.is_empty() {
-        return Verdict::no("there is no command".into());
+        return Verdict::no("there is no command");
     }
     let names: Vec<&str> = command_names(analysis).into_iter().flatten().collect();
     let has_git = names.contains(&"git");
     if has_git && names.iter().any(|n| matches!(*n, "cd" | "pushd" | "popd")) {
-        return Verdict::no("git together with cd could run git in another repository, whose config may run programs".into());
+        return Verdict::no(
+            "git together with cd could run git in another repository, whose config may run programs",
+        );
     }
     if has_git && let GitContext::Unsafe(why) = &ctx.git {
         return Verdict::no(format!("git is not safe here: {why}"));
@@ -234,7 +237,7 @@ pub fn classify(source: &str, analysis: &Analysis, ctx: &ClassifyContext) -> Ver
 
 /// Whether one simple command is read-only on its own (for RULE-3's exemption of
 /// read-only parts). `Err` names the command and the deciding word.
-pub fn command_is_read_only(command: &SimpleCommand, ctx: &ClassifyContext) -> Result<(), String> {
+pub fn command_is_read_only(command: &SimpleCommand, ctx: &ClassifyContext) -> Result<(), Reason> {
     let name = strip_wrappers(&command.argv)
         .ok()
         .and_then(|argv| argv.first())
@@ -242,7 +245,7 @@ pub fn command_is_read_only(command: &SimpleCommand, ctx: &ClassifyContext) -> R
     if name == Some("git")
         && let GitContext::Unsafe(why) = &ctx.git
     {
-        return Err(format!("git is not safe here: {why}"));
+        return Err(crate::refuse!("git is not safe here: {why}"));
     }
     check_command_in(command, ctx, std::slice::from_ref(&ctx.cwd), None, 0)
 }
@@ -296,9 +299,9 @@ fn check_command_in(
     cwds: &[PathBuf],
     producer: Option<&SimpleCommand>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     let shown = shorten(&command.text);
-    let fail = |why: String| Err(format!("`{shown}`: {why}"));
+    let fail = |why: Reason| Err(why.prefixed(&format!("`{shown}`: ")));
     for (name, value) in &command.assignments {
         if let Err(why) = check_assignment(name, value) {
             return fail(why);
@@ -309,16 +312,17 @@ fn check_command_in(
             || redirect.is_dev_null_output()
             || (redirect.is_input() && redirect.heredoc.as_ref().is_none_or(|h| !h.dynamic));
         if !allowed {
-            return fail(format!(
+            return fail(crate::refuse!(
                 "the redirect `{}{}` writes a file",
-                redirect.op, redirect.target.raw
+                redirect.op,
+                redirect.target.raw
             ));
         }
         if redirect.op == "<" {
             let target = redirect.target.expanded(&ctx.home.to_string_lossy());
             // bash itself connects `< /dev/tcp/HOST/PORT` (RO-13).
             if target.starts_with("/dev/tcp/") || target.starts_with("/dev/udp/") {
-                return fail(format!(
+                return fail(crate::refuse!(
                     "the redirect `<{}` opens a network connection",
                     redirect.target.raw
                 ));
@@ -343,7 +347,7 @@ fn check_command_in(
     let name = name_word.value.as_str();
     let args = &argv[1..];
     if let Some(why) = known_write_option(name, args) {
-        return fail(why);
+        return fail(why.into());
     }
     if argv
         .iter()
@@ -363,7 +367,7 @@ fn judge(
     cwds: &[PathBuf],
     producer: Option<&SimpleCommand>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     let home = ctx.home.to_string_lossy();
     match name {
         "git" => {
@@ -376,11 +380,11 @@ fn judge(
         "gh" => return check_gh(args),
         "cd" | "pushd" => {
             if args.len() > 1 {
-                return Err(format!("`{name}` with more than one argument"));
+                return Err(crate::refuse!("`{name}` with more than one argument"));
             }
             if let Some(target) = args.first() {
                 if target.value == "-" || target.value.starts_with('-') {
-                    return Err(format!(
+                    return Err(crate::refuse!(
                         "`{name} {}` goes to a directory this check cannot see",
                         target.raw
                     ));
@@ -400,7 +404,7 @@ fn judge(
         return version_config(tool, ctx, cwds);
     }
     let Some(policy) = commands::lookup(name) else {
-        return Err(format!("`{name}` is not a known read-only command"));
+        return Err(crate::refuse!("`{name}` is not a known read-only command"));
     };
     let parsed = match &policy.table {
         Some(table) => table.parse_args(args)?,
@@ -420,12 +424,12 @@ fn judge(
         check_candidate(file, file, false, ctx, cwds)?;
         let path = absolute(file, &cwds[0]);
         let Some(bytes) = ctx.fs.0.read(&path, 64 * 1024 + 1) else {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`sed -f {file}`: the script cannot be read to check it"
             ));
         };
         if bytes.len() > 64 * 1024 {
-            return Err(format!("`sed -f {file}`: the script is over 64 KiB"));
+            return Err(crate::refuse!("`sed -f {file}`: the script is over 64 KiB"));
         }
         let script = String::from_utf8_lossy(&bytes);
         for read in commands::text_sed_script(&script)? {
@@ -434,7 +438,9 @@ fn judge(
     }
     for range in &judgement.runs {
         if depth >= MAX_DEPTH {
-            return Err(format!("`{name}` nests commands too deeply to check"));
+            return Err(crate::refuse!(
+                "`{name}` nests commands too deeply to check"
+            ));
         }
         let sub = &args[range.clone()];
         let text = sub
@@ -457,7 +463,7 @@ fn judge(
     }
     for (root, walk) in recursive_reads(name, args, &parsed, &judgement, producer) {
         if root.is_empty() {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{name}` gives the files to open from {}, which could name any path",
                 producer.map_or_else(
                     || "its input".to_owned(),
@@ -480,7 +486,7 @@ fn input_names_are_safe(
     name: &str,
     sub: &[Word],
     producer: Option<&SimpleCommand>,
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     let producer = producer
         .and_then(|p| strip_wrappers(&p.argv).ok())
         .and_then(|argv| argv.first())
@@ -497,7 +503,7 @@ fn input_names_are_safe(
     if harmless_options || inner.iter().any(|w| w.value == "--") || producer == Some("find") {
         Ok(())
     } else {
-        Err(format!(
+        Err(crate::refuse!(
             "`{name}` appends names from its input to `{}`, and a name such as `-f.env` would be one of its options (add `--`)",
             program.value
         ))
@@ -515,7 +521,7 @@ fn check_globs(
     table: Option<&crate::flags::FlagTable>,
     ctx: &ClassifyContext,
     cwds: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     let home = ctx.home.to_string_lossy();
     let mut operand_count = 0usize;
     let mut after_dashes = false;
@@ -550,7 +556,7 @@ fn check_globs(
                                 || name == "strings" && n.starts_with('@')
                         })
                     {
-                        return Err(format!(
+                        return Err(crate::refuse!(
                             "the glob `{}` expands to `{bad}`, which `{name}` would take as an option",
                             word.raw
                         ));
@@ -563,7 +569,7 @@ fn check_globs(
                         None if !after => {
                             let first = word.value.chars().next().unwrap_or('*');
                             if matches!(first, '*' | '?' | '[' | '-') {
-                                return Err(format!(
+                                return Err(crate::refuse!(
                                     "the glob `{}` could expand to a file named like an option",
                                     word.raw
                                 ));
@@ -881,24 +887,31 @@ fn check_candidate(
     glob: bool,
     ctx: &ClassifyContext,
     cwds: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     if value.is_empty() {
         return Ok(());
     }
     let fs = ctx.fs.0.as_ref();
-    let shown = |why: String| why.replacen(&format!("`{value}`"), &format!("`{raw}`"), 1);
+    let shown = |why: Reason| Reason {
+        text: why
+            .text
+            .replacen(&format!("`{value}`"), &format!("`{raw}`"), 1),
+        ..why
+    };
     for cwd in cwds {
         if glob {
             match expand_glob(value, cwd, fs) {
                 Some(paths) => {
                     for path in paths {
                         check_open(&path, cwd, &ctx.home, &ctx.paths, fs)
-                            .map_err(|why| format!("the glob `{raw}`: {why}"))?;
+                            .map_err(|why| why.prefixed(&format!("the glob `{raw}`: ")))?;
                     }
                 }
                 None => {
                     if glob_may_match_secret(&absolute(value, cwd), &ctx.home) {
-                        return Err(format!("the glob `{raw}` may match a secret"));
+                        return Err(Reason::secret(format!(
+                            "the glob `{raw}` may match a secret"
+                        )));
                     }
                 }
             }
@@ -911,7 +924,7 @@ fn check_candidate(
 /// `git -C DIR`: DIR must lie in the repository already judged safe, so that git reads
 /// the same config: relative, no `..`, no symlink, and no level holding a `.git` or
 /// looking like a bare repository.
-fn git_dir_ok(dir: &str, ctx: &ClassifyContext, cwds: &[PathBuf]) -> Result<(), String> {
+fn git_dir_ok(dir: &str, ctx: &ClassifyContext, cwds: &[PathBuf]) -> Result<(), Reason> {
     let path = Path::new(dir);
     if path.is_absolute()
         || dir.starts_with('~')
@@ -922,7 +935,7 @@ fn git_dir_ok(dir: &str, ctx: &ClassifyContext, cwds: &[PathBuf]) -> Result<(), 
             )
         })
     {
-        return Err(format!(
+        return Err(crate::refuse!(
             "`git -C {dir}` could run git in another repository, whose config may run programs"
         ));
     }
@@ -934,7 +947,7 @@ fn git_dir_ok(dir: &str, ctx: &ClassifyContext, cwds: &[PathBuf]) -> Result<(), 
             match fs.kind(&level) {
                 Some(FileKind::Dir) | None => {}
                 Some(_) => {
-                    return Err(format!(
+                    return Err(crate::refuse!(
                         "`git -C {dir}`: {} is not a plain directory",
                         level.display()
                     ));
@@ -944,7 +957,7 @@ fn git_dir_ok(dir: &str, ctx: &ClassifyContext, cwds: &[PathBuf]) -> Result<(), 
                 || matches!(fs.kind(&level.join("HEAD")), Some(FileKind::File(_)))
                 || matches!(fs.kind(&level.join("objects")), Some(FileKind::Dir));
             if nested {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "`git -C {dir}`: {} holds another repository, whose config may run programs",
                     level.display()
                 ));
@@ -960,13 +973,13 @@ fn version_config(
     tool: &dev::VersionTool,
     ctx: &ClassifyContext,
     cwds: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     let fs = ctx.fs.0.as_ref();
     for cwd in cwds {
         for level in cwd.ancestors() {
             for file in dev::risky_config(tool) {
                 if fs.kind(&level.join(file)).is_some() {
-                    return Err(format!(
+                    return Err(crate::refuse!(
                         "{} can make `{}` run other code than its version query",
                         level.join(file).display(),
                         tool.name
@@ -992,13 +1005,13 @@ fn version_config(
             .iter()
             .any(|s| shown.contains(s))
         {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{}` is a version manager's shim ({shown}), which runs other programs first",
                 tool.name
             ));
         }
         if fs.read(&real, 2).is_some_and(|head| head == b"#!") {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{}` is a script ({shown}), which can run other programs",
                 tool.name
             ));
@@ -1007,7 +1020,7 @@ fn version_config(
     }
     for file in tool.requires {
         if fs.kind(&ctx.home.join(file)).is_none() {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "~/{file} is missing, so `{}` may write it (or install a toolchain) first",
                 tool.name
             ));
@@ -1016,7 +1029,7 @@ fn version_config(
     // The user's own shim config, in the home directory.
     for file in dev::risky_config(tool) {
         if !ctx.home.as_os_str().is_empty() && fs.kind(&ctx.home.join(file)).is_some() {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "{} can make `{}` run other code than its version query",
                 ctx.home.join(file).display(),
                 tool.name

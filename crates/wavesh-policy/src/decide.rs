@@ -8,6 +8,7 @@ use crate::env::is_inert;
 use crate::prefix::stable_prefix;
 use crate::rules::Rule;
 use crate::settings::{RuleEntry, Settings};
+use crate::{Reason, ReasonKind};
 
 /// The decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,8 +64,8 @@ impl PermissionMode {
 pub struct Decision {
     /// allow, ask or deny.
     pub outcome: Outcome,
-    /// Why, in words.
-    pub reasons: Vec<String>,
+    /// Why, typed (what a program matches) and in words.
+    pub reasons: Vec<Reason>,
     /// The rules that decided, as written.
     pub matched_rules: Vec<String>,
     /// "Always allow" rules to offer when asking.
@@ -80,7 +81,10 @@ impl Decision {
         self.outcome == Outcome::Allow
             && self.read_only
             && self.matched_rules.is_empty()
-            && self.reasons.iter().any(|reason| reason == READ_ONLY_REASON)
+            && self
+                .reasons
+                .iter()
+                .any(|reason| reason.kind == ReasonKind::ReadOnly)
     }
 }
 
@@ -212,7 +216,12 @@ pub fn decide(
             outcome: Outcome::Deny,
             reasons: denied
                 .iter()
-                .map(|r| format!("denied by the rule {} ({})", r.text, r.source.display()))
+                .map(|r| {
+                    Reason::new(
+                        ReasonKind::DenyRule,
+                        format!("denied by the rule {} ({})", r.text, r.source.display()),
+                    )
+                })
                 .collect(),
             matched_rules: denied.iter().map(|r| r.text.clone()).collect(),
             suggestions: Vec::new(),
@@ -225,7 +234,12 @@ pub fn decide(
             outcome: Outcome::Ask,
             reasons: asked
                 .iter()
-                .map(|r| format!("the rule {} asks for approval", r.text))
+                .map(|r| {
+                    Reason::new(
+                        ReasonKind::AskRule,
+                        format!("the rule {} asks for approval", r.text),
+                    )
+                })
                 .collect(),
             matched_rules: asked.iter().map(|r| r.text.clone()).collect(),
             suggestions: Vec::new(),
@@ -235,7 +249,7 @@ pub fn decide(
     if mode == PermissionMode::BypassPermissions {
         return Decision {
             outcome: Outcome::Allow,
-            reasons: vec!["bypassPermissions mode".into()],
+            reasons: vec![Reason::new(ReasonKind::Mode, "bypassPermissions mode")],
             matched_rules: Vec::new(),
             suggestions: Vec::new(),
             read_only: verdict.read_only,
@@ -246,7 +260,10 @@ pub fn decide(
     {
         return Decision {
             outcome: Outcome::Allow,
-            reasons: vec![format!("allowed by {}", matched.join(", "))],
+            reasons: vec![Reason::new(
+                ReasonKind::AllowRule,
+                format!("allowed by {}", matched.join(", ")),
+            )],
             matched_rules: matched,
             suggestions: Vec::new(),
             read_only: verdict.read_only,
@@ -255,7 +272,7 @@ pub fn decide(
     if verdict.read_only {
         return Decision {
             outcome: Outcome::Allow,
-            reasons: vec![READ_ONLY_REASON.into()],
+            reasons: vec![Reason::new(ReasonKind::ReadOnly, READ_ONLY_REASON)],
             matched_rules: Vec::new(),
             suggestions: Vec::new(),
             read_only: true,
@@ -263,7 +280,10 @@ pub fn decide(
     }
     let mut reasons = verdict.reasons;
     if mode == PermissionMode::Plan {
-        reasons.push("plan mode: only read-only commands run without approval".into());
+        reasons.push(Reason::new(
+            ReasonKind::Mode,
+            "plan mode: only read-only commands run without approval",
+        ));
     }
     Decision {
         outcome: Outcome::Ask,

@@ -1,5 +1,6 @@
 //! Prefix environment assignments (RO-12): only inert names with static values.
 
+use crate::Reason;
 use wavesh_parse::Word;
 
 /// Names whose value cannot make a read-only command write or run anything.
@@ -30,14 +31,16 @@ const INERT: &[&str] = &[
 ];
 
 /// Whether `NAME=value` may precede a read-only command.
-pub fn check_assignment(name: &str, value: &Word) -> Result<(), String> {
+pub fn check_assignment(name: &str, value: &Word) -> Result<(), Reason> {
     if !value.is_static() {
-        return Err(format!("the assignment `{name}=` has a dynamic value"));
+        return Err(crate::refuse!(
+            "the assignment `{name}=` has a dynamic value"
+        ));
     }
     if INERT.contains(&name) || name.starts_with("LC_") {
         Ok(())
     } else {
-        Err(format!(
+        Err(crate::refuse!(
             "the assignment `{name}=…` may change what the command runs or writes"
         ))
     }

@@ -14,6 +14,7 @@
 //!   unless it follows `--` or starts with a literal other than `-` (PARSE-4).
 //! - `@stop` options end at the first operand (`xargs`: the rest is its command).
 
+use crate::Reason;
 use std::collections::HashMap;
 
 use wavesh_parse::Word;
@@ -146,7 +147,7 @@ impl FlagTable {
 
     /// Checks `args` (the words after the command and its subcommand). `Err` names the
     /// word that decided.
-    pub fn check(&self, args: &[Word]) -> Result<(), String> {
+    pub fn check(&self, args: &[Word]) -> Result<(), Reason> {
         let parsed = self.parse_args(args)?;
         for &index in &parsed.operands {
             self.glob_operand(&args[index], parsed.after_options(index))?;
@@ -157,11 +158,11 @@ impl FlagTable {
     /// PARSE-4 without a file system to look at: a glob operand of a command with an
     /// option that writes, runs or redirects reads must not be able to expand to an
     /// option.
-    pub fn glob_operand(&self, word: &Word, after_double_dash: bool) -> Result<(), String> {
+    pub fn glob_operand(&self, word: &Word, after_double_dash: bool) -> Result<(), Reason> {
         if word.glob && self.writes && !after_double_dash {
             let first = word.value.chars().next().unwrap_or('*');
             if matches!(first, '*' | '?' | '[' | '-') {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "the glob `{}` could expand to a file named like an option",
                     word.raw
                 ));
@@ -171,7 +172,7 @@ impl FlagTable {
     }
 
     /// Parses `args` as the program would, refusing any option not in the table.
-    pub fn parse_args(&self, args: &[Word]) -> Result<Parsed, String> {
+    pub fn parse_args(&self, args: &[Word]) -> Result<Parsed, Reason> {
         let mut parsed = Parsed::default();
         let mut i = 0;
         let mut options_done = false;
@@ -207,9 +208,9 @@ impl FlagTable {
         Ok(parsed)
     }
 
-    fn positional(&self, word: &Word) -> Result<(), String> {
+    fn positional(&self, word: &Word) -> Result<(), Reason> {
         if !self.files {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{}` is an operand it does not take here",
                 word.raw
             ));
@@ -224,14 +225,14 @@ impl FlagTable {
         index: usize,
         args: &[Word],
         parsed: &mut Parsed,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Reason> {
         let (name, attached) = match long.split_once('=') {
             Some((name, value)) => (name, Some(value)),
             None => (long, None),
         };
         let full = format!("--{name}");
         let Some(kind) = self.long.get(&full) else {
-            return Err(format!("`--{name}` is not a known safe option"));
+            return Err(crate::refuse!("`--{name}` is not a known safe option"));
         };
         let next = args.get(index + 1);
         let mut option = ParsedOption {
@@ -242,7 +243,7 @@ impl FlagTable {
         };
         let consumed = match (kind, attached) {
             (ValueKind::None, None) | (ValueKind::OptionalString, _) => 0,
-            (ValueKind::None, Some(_)) => return Err(format!("`--{name}` takes no value")),
+            (ValueKind::None, Some(_)) => return Err(crate::refuse!("`--{name}` takes no value")),
             (kind, Some(value)) => {
                 check_value(*kind, value, name)?;
                 0
@@ -254,7 +255,7 @@ impl FlagTable {
                     option.value_index = Some(index + 1);
                     1
                 }
-                None => return Err(format!("`--{name}` needs a value")),
+                None => return Err(crate::refuse!("`--{name}` needs a value")),
             },
         };
         parsed.options.push(option);
@@ -269,10 +270,12 @@ impl FlagTable {
         index: usize,
         args: &[Word],
         parsed: &mut Parsed,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Reason> {
         for (offset, flag) in cluster.char_indices() {
             let Some(kind) = self.short.get(&flag) else {
-                return Err(format!("`-{flag}` (in `{arg}`) is not a known safe option"));
+                return Err(crate::refuse!(
+                    "`-{flag}` (in `{arg}`) is not a known safe option"
+                ));
             };
             let rest = &cluster[offset + flag.len_utf8()..];
             let mut option = ParsedOption {
@@ -306,7 +309,7 @@ impl FlagTable {
                             parsed.options.push(option);
                             Ok(1)
                         }
-                        None => Err(format!("`-{flag}` needs a value")),
+                        None => Err(crate::refuse!("`-{flag}` needs a value")),
                     };
                 }
             }
@@ -315,7 +318,7 @@ impl FlagTable {
     }
 }
 
-fn check_value(kind: ValueKind, value: &str, name: &str) -> Result<(), String> {
+fn check_value(kind: ValueKind, value: &str, name: &str) -> Result<(), Reason> {
     let ok = match kind {
         ValueKind::None | ValueKind::String | ValueKind::OptionalString => true,
         ValueKind::Number => {
@@ -329,7 +332,9 @@ fn check_value(kind: ValueKind, value: &str, name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("`{value}` is not a valid value for `{name}`"))
+        Err(crate::refuse!(
+            "`{value}` is not a valid value for `{name}`"
+        ))
     }
 }
 
@@ -342,7 +347,7 @@ mod tests {
         args.iter().map(|a| evaluate(a, Dialect::Bash)).collect()
     }
 
-    fn check(spec: &str, args: &[&str]) -> Result<(), String> {
+    fn check(spec: &str, args: &[&str]) -> Result<(), Reason> {
         FlagTable::parse(spec).check(&words(args))
     }
 
@@ -367,17 +372,20 @@ mod tests {
         assert!(
             check(spec, &["-n", "many"])
                 .unwrap_err()
+                .text
                 .contains("not a valid value")
         );
-        assert!(check(spec, &["-z"]).unwrap_err().contains("`-z`"));
+        assert!(check(spec, &["-z"]).unwrap_err().text.contains("`-z`"));
         assert!(
             check(spec, &["--quiet=1"])
                 .unwrap_err()
+                .text
                 .contains("takes no value")
         );
         assert!(
             check(spec, &["--lines"])
                 .unwrap_err()
+                .text
                 .contains("needs a value")
         );
     }
@@ -385,7 +393,12 @@ mod tests {
     #[test]
     fn ro_11_abbreviated_long_options_are_unknown() {
         let spec = "--output=$ @files";
-        assert!(check(spec, &["--outp=x"]).unwrap_err().contains("`--outp`"));
+        assert!(
+            check(spec, &["--outp=x"])
+                .unwrap_err()
+                .text
+                .contains("`--outp`")
+        );
         assert!(check(spec, &["--output=x"]).is_ok());
     }
 
@@ -394,7 +407,12 @@ mod tests {
         let writes = "-n @files @writes";
         assert!(check(writes, &["src/*.rs"]).is_ok());
         assert!(check(writes, &["./*"]).is_ok());
-        assert!(check(writes, &["*"]).unwrap_err().contains("could expand"));
+        assert!(
+            check(writes, &["*"])
+                .unwrap_err()
+                .text
+                .contains("could expand")
+        );
         assert!(check(writes, &["--", "*"]).is_ok());
         assert!(
             check("-l @files", &["*"]).is_ok(),
@@ -442,6 +460,6 @@ mod tests {
 
     #[test]
     fn ro_3_no_positionals_unless_declared() {
-        assert!(check("-a", &["file"]).unwrap_err().contains("operand"));
+        assert!(check("-a", &["file"]).unwrap_err().text.contains("operand"));
     }
 }

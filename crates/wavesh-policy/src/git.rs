@@ -1,6 +1,7 @@
 //! git and gh: read-only subcommands and the options that would make them write or run
 //! programs (RO-4, RO-5).
 
+use crate::Reason;
 use wavesh_parse::Word;
 
 /// Global options that change nothing (no pager runs: stdout is a file).
@@ -89,8 +90,8 @@ fn dangerous_short(subcommand: &str, flag: char) -> bool {
 /// word.
 pub fn check_git(
     args: &[Word],
-    dir_ok: &dyn Fn(&str) -> Result<(), String>,
-) -> Result<Vec<String>, String> {
+    dir_ok: &dyn Fn(&str) -> Result<(), Reason>,
+) -> Result<Vec<String>, Reason> {
     let mut i = 0;
     while i < args.len() && args[i].value.starts_with('-') {
         let global = args[i].value.as_str();
@@ -103,7 +104,7 @@ pub fn check_git(
             continue;
         }
         if !SAFE_GLOBALS.contains(&global) {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "the git global option `{global}` can change what git runs or where it writes"
             ));
         }
@@ -122,7 +123,7 @@ pub fn check_git(
             first.value.clone()
         }
         None => {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`git {}` is not a read-only git subcommand",
                 first.value
             ));
@@ -173,7 +174,7 @@ fn git_paths(args: &[Word]) -> Vec<String> {
 /// any unique prefix of a long option (`--del` for `--delete`, `--set-upstream-t`),
 /// so a long option not written in full is refused, and so is every short letter not
 /// known to list (`-rd`) (RO-5).
-fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), String> {
+fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), Reason> {
     const BRANCH_SHORT: &str = "arlvqi";
     const TAG_SHORT: &str = "li";
     const LONG: &[&str] = &[
@@ -219,7 +220,7 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), String> {
         if let Some(long) = value.strip_prefix("--") {
             let name = format!("--{}", long.split('=').next().unwrap_or(long));
             if !LONG.contains(&name.as_str()) {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "`git {subcommand} {value}` is not a listing option (git takes abbreviations, so only exact names pass)"
                 ));
             }
@@ -229,7 +230,7 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), String> {
                     "--all" | "--remotes" | "--verbose" | "--show-current"
                 )
             {
-                return Err(format!("`git tag {value}` is not a listing option"));
+                return Err(crate::refuse!("`git tag {value}` is not a listing option"));
             }
             listing |= name != "--quiet"
                 && name != "--verbose"
@@ -249,10 +250,12 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), String> {
                 continue;
             }
             if cluster.is_empty() {
-                return Err(format!("`git {subcommand} -` is not a listing option"));
+                return Err(crate::refuse!(
+                    "`git {subcommand} -` is not a listing option"
+                ));
             }
             if let Some(c) = cluster.chars().find(|c| !short.contains(*c)) {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "`git {subcommand} -{c}` (in `{value}`) changes refs or is not a listing option"
                 ));
             }
@@ -262,7 +265,7 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), String> {
         operands += 1;
     }
     if operands > 0 && !listing {
-        return Err(format!(
+        return Err(crate::refuse!(
             "`git {subcommand} NAME` without --list creates a {subcommand}"
         ));
     }
@@ -280,14 +283,14 @@ fn is_write_form(subcommand: &str, args: &[Word]) -> bool {
     }
 }
 
-fn option_check(subcommand: &str, word: &Word) -> Result<(), String> {
+fn option_check(subcommand: &str, word: &Word) -> Result<(), Reason> {
     let value = word.value.as_str();
     if let Some(long) = value.strip_prefix("--") {
         let name = long.split('=').next().unwrap_or(long);
         if name.len() >= 2
             && let Some(danger) = DANGEROUS.iter().find(|d| d[2..].starts_with(name))
         {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{value}` (as {danger}) writes a file or runs a program"
             ));
         }
@@ -297,19 +300,19 @@ fn option_check(subcommand: &str, word: &Word) -> Result<(), String> {
         && let Some(flag) = cluster.chars().find(|c| dangerous_short(subcommand, *c))
         && !cluster.starts_with(|c: char| c.is_ascii_digit())
     {
-        return Err(format!(
+        return Err(crate::refuse!(
             "`git {subcommand} -{flag}` writes a file or runs a program"
         ));
     }
     Ok(())
 }
 
-fn callbacks(subcommand: &str, args: &[Word]) -> Result<(), String> {
+fn callbacks(subcommand: &str, args: &[Word]) -> Result<(), Reason> {
     match subcommand {
         "log" | "show" | "rev-list" | "shortlog" | "for-each-ref" | "whatchanged" => {
             for word in args {
                 if word.value.contains("%G") || word.value.contains("%(signature") {
-                    return Err(format!(
+                    return Err(crate::refuse!(
                         "the format `{}` runs gpg to verify signatures",
                         word.raw
                     ));
@@ -321,7 +324,7 @@ fn callbacks(subcommand: &str, args: &[Word]) -> Result<(), String> {
         "reflog" => match args.first().map(|w| w.value.as_str()) {
             None | Some("show" | "list") => Ok(()),
             Some(other) if other.starts_with('-') => Ok(()),
-            Some(other) => Err(format!("`git reflog {other}` changes the reflog")),
+            Some(other) => Err(crate::refuse!("`git reflog {other}` changes the reflog")),
         },
         "remote" => {
             let show = args.iter().any(|w| w.value == "show");
@@ -336,7 +339,7 @@ fn callbacks(subcommand: &str, args: &[Word]) -> Result<(), String> {
 }
 
 /// gh: read-only subcommands, and no value that points somewhere else (RO-4).
-pub fn check_gh(args: &[Word]) -> Result<(), String> {
+pub fn check_gh(args: &[Word]) -> Result<(), Reason> {
     const READ_ONLY: &[&str] = &[
         "pr view",
         "pr list",
@@ -383,7 +386,9 @@ pub fn check_gh(args: &[Word]) -> Result<(), String> {
     } else if READ_ONLY.contains(&first) {
         1
     } else {
-        return Err(format!("`gh {first}` is not a read-only gh subcommand"));
+        return Err(crate::refuse!(
+            "`gh {first}` is not a read-only gh subcommand"
+        ));
     };
     let rest = &args[words..];
     for word in rest {
@@ -392,7 +397,7 @@ pub fn check_gh(args: &[Word]) -> Result<(), String> {
             || value.contains('@')
             || value.matches('/').count() >= 2 && !first.eq("api")
         {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{}` points gh at another host or repository",
                 word.raw
             ));
@@ -424,7 +429,7 @@ pub fn check_gh(args: &[Word]) -> Result<(), String> {
                 return Err("`gh api` with fields sends a POST".into());
             }
             if value.contains("://") || value.contains('@') {
-                return Err(format!("`{}` points gh at another host", word.raw));
+                return Err(crate::refuse!("`{}` points gh at another host", word.raw));
             }
         }
     }
@@ -436,7 +441,7 @@ mod tests {
     use super::*;
     use wavesh_parse::{Dialect, evaluate};
 
-    fn git(args: &str) -> Result<(), String> {
+    fn git(args: &str) -> Result<(), Reason> {
         let words: Vec<Word> = args
             .split_whitespace()
             .map(|a| evaluate(a, Dialect::Bash))
@@ -523,7 +528,7 @@ mod tests {
         }
     }
 
-    fn gh(args: &str) -> Result<(), String> {
+    fn gh(args: &str) -> Result<(), Reason> {
         let words: Vec<Word> = args
             .split_whitespace()
             .map(|a| evaluate(a, Dialect::Bash))

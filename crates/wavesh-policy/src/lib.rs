@@ -20,6 +20,7 @@ pub mod git;
 pub mod git_guard;
 pub mod paths;
 pub mod prefix;
+mod reason;
 pub mod registry;
 pub mod rules;
 pub mod secrets;
@@ -29,6 +30,7 @@ pub use classify::{
     ClassifyContext, GitContext, SharedFs, Verdict, classify, command_is_read_only,
 };
 pub use decide::{Decision, Outcome, PermissionMode, decide};
+pub use reason::{Reason, ReasonKind, join as join_reasons};
 pub use wavesh_parse::Dialect;
 
 /// Programs whose read-only commands read over the network (`gh pr view` asks GitHub's

@@ -2,6 +2,7 @@
 //! and a stricter setting confines auto-approval to the workspace. The secret list is
 //! data ([`crate::secrets`]).
 
+use crate::Reason;
 use std::path::{Component, Path, PathBuf};
 
 use crate::git_guard::Fs;
@@ -38,24 +39,24 @@ pub fn absolute(path: &str, cwd: &Path) -> PathBuf {
 
 /// Why reading `path` (already `~`-expanded) is not auto-approved, if it is not: the
 /// path as written is judged against the secret list (lexically, no file system).
-pub fn check_read(path: &str, cwd: &Path, home: &Path, policy: &PathPolicy) -> Result<(), String> {
+pub fn check_read(path: &str, cwd: &Path, home: &Path, policy: &PathPolicy) -> Result<(), Reason> {
     let resolved = absolute(path, cwd);
     if let Some(pattern) = secret_match(&resolved, home) {
         return Err(secret_reason(path, pattern));
     }
     if policy.confine_to_roots && !policy.roots.iter().any(|root| resolved.starts_with(root)) {
-        return Err(format!(
+        return Err(crate::refuse!(
             "`{path}` is outside the workspace and the added directories"
         ));
     }
     Ok(())
 }
 
-fn secret_reason(path: &str, pattern: &SecretPattern) -> String {
-    match pattern.kind {
+fn secret_reason(path: &str, pattern: &SecretPattern) -> Reason {
+    Reason::secret(match pattern.kind {
         SecretKind::Home => format!("`{path}` is ~/{}, on the secret list", pattern.pattern),
         _ => format!("`{path}` looks like a secret ({})", pattern.pattern),
-    }
+    })
 }
 
 /// [`check_read`] on the path the command will really open: symlinks resolved (the
@@ -67,30 +68,27 @@ pub fn check_open(
     home: &Path,
     policy: &PathPolicy,
     fs: &dyn Fs,
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     check_read(path, cwd, home, policy)?;
     let resolved = absolute(path, cwd);
     if let Some(real) = fs.canonical(&resolved)
         && real != resolved
     {
         if let Some(pattern) = secret_match(&real, home) {
-            return Err(format!(
-                "`{path}` leads to {}: {}",
-                real.display(),
-                secret_reason(&real.to_string_lossy(), pattern)
-            ));
+            return Err(secret_reason(&real.to_string_lossy(), pattern)
+                .prefixed(&format!("`{path}` leads to {}: ", real.display())));
         }
         if policy.confine_to_roots && !policy.roots.iter().any(|root| real.starts_with(root)) {
-            return Err(format!(
+            return Err(crate::refuse!(
                 "`{path}` leads to {}, outside the workspace",
                 real.display()
             ));
         }
     }
     if fs.hard_links(&resolved) > 1 {
-        return Err(format!(
+        return Err(Reason::secret(format!(
             "`{path}` has other hard links, and one of them could be a secret"
-        ));
+        )));
     }
     Ok(())
 }
@@ -204,7 +202,7 @@ pub fn walk_for_secrets(
     home: &Path,
     fs: &dyn Fs,
     walk: &Walk,
-) -> Result<(), String> {
+) -> Result<(), Reason> {
     use crate::git_guard::FileKind;
     let start = absolute(root, cwd);
     // A file operand is judged by the path policy like any other.
@@ -223,17 +221,17 @@ pub fn walk_for_secrets(
             if fs.kind(&dir).is_none() {
                 continue;
             }
-            return Err(format!(
+            return Err(Reason::secret(format!(
                 "`{root}` is read recursively and {} cannot be listed to check it for secrets",
                 dir.display()
-            ));
+            )));
         };
         for name in names {
             seen += 1;
             if seen > MAX_WALK {
-                return Err(format!(
+                return Err(Reason::secret(format!(
                     "`{root}` is read recursively and holds over {MAX_WALK} entries, too many to check for secrets"
-                ));
+                )));
             }
             if walk.skip_hidden && name.starts_with('.') {
                 continue;
@@ -252,11 +250,11 @@ pub fn walk_for_secrets(
                 continue;
             }
             if let Some(pattern) = secret_match(&path, home) {
-                return Err(format!(
+                return Err(Reason::secret(format!(
                     "`{root}` is read recursively and holds {}: {}",
                     path.display(),
                     secret_reason(&path.to_string_lossy(), pattern)
-                ));
+                )));
             }
             match kind {
                 Some(FileKind::Dir) => queue.push(path),
@@ -265,12 +263,12 @@ pub fn walk_for_secrets(
                         continue;
                     };
                     if let Some(pattern) = secret_match(&real, home) {
-                        return Err(format!(
+                        return Err(Reason::secret(format!(
                             "`{root}` is read recursively and {} leads to {}: {}",
                             path.display(),
                             real.display(),
                             secret_reason(&real.to_string_lossy(), pattern)
-                        ));
+                        )));
                     }
                     if walk.follow
                         && matches!(fs.kind(&real), Some(FileKind::Dir))
@@ -282,10 +280,10 @@ pub fn walk_for_secrets(
                     }
                 }
                 Some(FileKind::File(_)) if fs.hard_links(&path) > 1 => {
-                    return Err(format!(
+                    return Err(Reason::secret(format!(
                         "`{root}` is read recursively and {} has other hard links, one of which could be a secret",
                         path.display()
-                    ));
+                    )));
                 }
                 _ => {}
             }
@@ -304,7 +302,7 @@ pub fn looks_like_path(value: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn check(path: &str) -> Result<(), String> {
+    fn check(path: &str) -> Result<(), Reason> {
         check_read(
             path,
             Path::new("/work/app"),

@@ -9,7 +9,7 @@ mod support;
 use std::os::unix::fs::symlink;
 
 use support::Scratch;
-use wavesh_policy::{ClassifyContext, Dialect, check};
+use wavesh_policy::{ClassifyContext, Dialect, ReasonKind, check};
 
 fn context(s: &Scratch) -> ClassifyContext {
     ClassifyContext {
@@ -29,7 +29,7 @@ fn refused_because(s: &Scratch, command: &str, why: &str) {
     let verdict = check(command, Dialect::Bash, &context(s));
     assert!(!verdict.read_only, "{command} was approved");
     assert!(
-        verdict.reasons.iter().any(|r| r.contains(why)),
+        verdict.reasons.iter().any(|r| r.text.contains(why)),
         "{command}: {:?} does not say {why:?}",
         verdict.reasons
     );
@@ -179,4 +179,43 @@ fn ro_13_version_queries_ask_for_shims_and_scripts() {
     install(&shim, b"\x7fELF");
     symlink(&shim, bin.join("node")).unwrap();
     refused_because(&s, "node --version", "shim");
+}
+
+/// The kind of a reason is typed where it is found: every way of reaching a secret gives
+/// a `Secret` reason (what sandboxed auto-allow matches), and a refusal that only says
+/// the word does not.
+#[test]
+fn ro_9_secret_reasons_are_typed_where_they_are_found() {
+    let s = Scratch::new("kinds");
+    s.file("notes.txt", "plain");
+    s.file(".env", "TOKEN=x");
+    symlink(s.home.join(".ssh/id_rsa"), s.work.join("readme.txt")).unwrap();
+    std::fs::hard_link(s.home.join(".netrc"), s.work.join("copy.txt")).unwrap();
+    let kinds = |command: &str| {
+        let verdict = check(command, Dialect::Bash, &context(&s));
+        assert!(!verdict.read_only, "{command} was approved");
+        verdict.reasons.iter().map(|r| r.kind).collect::<Vec<_>>()
+    };
+    for command in [
+        "cat .env",
+        "cat readme.txt",
+        "cat copy.txt",
+        "head -n1 ~/.aws/credentials",
+        "grep -r token ~/.ssh",
+        "cat ./.e*",
+        "cat notes.txt; cat ../work/.env",
+    ] {
+        assert!(
+            kinds(command).contains(&ReasonKind::Secret),
+            "{command}: {:?}",
+            check(command, Dialect::Bash, &context(&s)).reasons
+        );
+    }
+    for command in ["gh secret set X", "rm notes.txt", "echo secret > notes.txt"] {
+        assert!(
+            !kinds(command).contains(&ReasonKind::Secret),
+            "{command}: {:?}",
+            check(command, Dialect::Bash, &context(&s)).reasons
+        );
+    }
 }

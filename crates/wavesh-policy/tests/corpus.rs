@@ -150,7 +150,7 @@ fn corpus_every_must_not_case_is_rejected() {
             approved.push(command.to_owned());
         } else {
             assert!(
-                !verdict.reasons.is_empty() && verdict.reasons.iter().all(|r| !r.is_empty()),
+                !verdict.reasons.is_empty() && verdict.reasons.iter().all(|r| !r.text.is_empty()),
                 "{command}: no reason (RO-7)"
             );
         }
@@ -171,7 +171,10 @@ fn corpus_read_only_commands_are_approved() {
         let verdict = check(command, Dialect::Bash, &context());
         let listed = NOT_APPROVED.iter().any(|(c, _)| *c == command);
         if !verdict.read_only && !listed {
-            refused.push(format!("{command}  =>  {}", verdict.reasons.join("; ")));
+            refused.push(format!(
+                "{command}  =>  {}",
+                wavesh_policy::join_reasons(&verdict.reasons, "; ")
+            ));
         }
         if verdict.read_only && listed {
             panic!("{command} is listed as not approved but is approved");

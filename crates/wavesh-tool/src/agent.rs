@@ -249,14 +249,9 @@ impl<'a> Agent<'a> {
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
                 self.backgrounded(&backgrounded, deadline_ms, notes)
             }
-            Outcome::Finished(finished) => self.finished(
-                &input,
-                &prepared.analysis,
-                finished,
-                deadline_ms,
-                &started,
-                notes,
-            )?,
+            Outcome::Finished(finished) => {
+                self.finished(&prepared.analysis, finished, deadline_ms, &started, notes)?
+            }
         };
         if let Some(note) = self.shared.take_note() {
             result.text = format!("{note}\n{}", result.text);
@@ -319,7 +314,6 @@ impl<'a> Agent<'a> {
 
     fn finished(
         &self,
-        input: &BashInput,
         analysis: &wavesh_parse::Analysis,
         finished: Finished,
         deadline_ms: u64,

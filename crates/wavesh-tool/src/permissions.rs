@@ -169,7 +169,7 @@ fn choose(
     if decision.outcome == Outcome::Deny {
         return Verdict::Deny(format!(
             "Permission denied: {}",
-            decision.reasons.join("; ")
+            wavesh_policy::join_reasons(&decision.reasons, "; ")
         ));
     }
     let unsandboxed = call.unsandboxed && sandbox.allow_unsandboxed;
@@ -206,7 +206,10 @@ fn choose(
         _ if sandbox.auto_allow
             && level == Level::WorkspaceWrite
             && decision.matched_rules.is_empty()
-            && !decision.reasons.iter().any(|r| r.contains("secret")) =>
+            && !decision
+                .reasons
+                .iter()
+                .any(wavesh_policy::Reason::is_secret) =>
         {
             // Sandboxed auto-allow: the sandbox makes a wrong approval harmless. Ask
             // rules and commands naming secrets still ask.
@@ -223,7 +226,15 @@ mod tests {
     fn decision(outcome: Outcome, read_only: bool, rules: &[&str], reasons: &[&str]) -> Decision {
         Decision {
             outcome,
-            reasons: reasons.iter().map(|s| s.to_string()).collect(),
+            reasons: reasons
+                .iter()
+                .map(|s| match *s {
+                    "read-only" => {
+                        wavesh_policy::Reason::new(wavesh_policy::ReasonKind::ReadOnly, *s)
+                    }
+                    _ => wavesh_policy::Reason::from(*s),
+                })
+                .collect(),
             matched_rules: rules.iter().map(|s| s.to_string()).collect(),
             suggestions: Vec::new(),
             read_only,
@@ -453,12 +464,12 @@ mod tests {
             ),
             Verdict::Ask(_)
         ));
-        let secret = decision(
-            Outcome::Ask,
-            false,
-            &[],
-            &["`~/.ssh/id_rsa` is inside ~/.ssh, which holds secrets"],
-        );
+        // Auto-allow matches the reason's kind, not its words: a secret asks, and a
+        // reason that merely says "secret" does not.
+        let mut secret = decision(Outcome::Ask, false, &[], &[]);
+        secret.reasons = vec![wavesh_policy::Reason::secret(
+            "`~/.ssh/id_rsa` is ~/.ssh, on the secret list",
+        )];
         assert!(matches!(
             choose(
                 secret,
@@ -469,6 +480,23 @@ mod tests {
                 &auto
             ),
             Verdict::Ask(_)
+        ));
+        let words = decision(
+            Outcome::Ask,
+            false,
+            &[],
+            &["`gh secret set` is not read-only"],
+        );
+        assert!(matches!(
+            choose(
+                words,
+                false,
+                &call(false, false),
+                false,
+                Approver::Wavesh,
+                &auto
+            ),
+            Verdict::Run { .. }
         ));
         let deny = decision(
             Outcome::Deny,

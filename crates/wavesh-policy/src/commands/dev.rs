@@ -9,6 +9,7 @@
 //! or JVM performance data (`/tmp/hsperfdata_*`), check for updates, load project
 //! plugins or exec credential plugins even for `--version`.
 
+use crate::Reason;
 use wavesh_parse::Word;
 
 use super::{Entry, Judgement};
@@ -166,7 +167,7 @@ pub fn risky_config(tool: &VersionTool) -> impl Iterator<Item = &'static str> {
 
 /// The shape of a version query of any tool (classify checks the tool's own spellings
 /// and its config with [`spelling`] and [`risky_config`]).
-fn spelling_of_any(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
+fn spelling_of_any(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     let values: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
     if VERSION_TOOLS
         .iter()
@@ -179,7 +180,7 @@ fn spelling_of_any(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
 }
 
 /// Whether `args` is one of `tool`'s spellings.
-pub fn spelling(tool: &VersionTool, args: &[Word]) -> Result<Judgement, String> {
+pub fn spelling(tool: &VersionTool, args: &[Word]) -> Result<Judgement, Reason> {
     let values: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
     // `go env [-json] [NAME...]` prints settings (without -w or -u, which write).
     let go_env = tool.name == "go"
@@ -193,7 +194,7 @@ pub fn spelling(tool: &VersionTool, args: &[Word]) -> Result<Judgement, String> 
         Ok(Judgement::default())
     } else {
         let known: Vec<String> = tool.spellings.iter().map(|s| s.join(" ")).collect();
-        Err(format!(
+        Err(crate::refuse!(
             "only a version query ({}) is read-only for `{}`",
             known.join(", "),
             tool.name

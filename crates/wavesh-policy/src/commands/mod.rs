@@ -7,6 +7,7 @@ pub mod search;
 mod sysinfo;
 mod text;
 
+use crate::Reason;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -39,7 +40,7 @@ pub struct Judgement {
 
 /// A command-specific check run after the flag table (RO-4's danger callbacks), with
 /// what the table parsed (empty for commands without a table).
-pub type Callback = fn(&[Word], &Parsed) -> Result<Judgement, String>;
+pub type Callback = fn(&[Word], &Parsed) -> Result<Judgement, Reason>;
 
 /// How a command's arguments are judged.
 pub struct CommandPolicy {
@@ -136,6 +137,6 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The sed script scanner, for scripts the classifier reads from `sed -f FILE`.
-pub(crate) fn text_sed_script(script: &str) -> Result<Vec<String>, String> {
+pub(crate) fn text_sed_script(script: &str) -> Result<Vec<String>, Reason> {
     text::sed_script(script)
 }

@@ -1,5 +1,6 @@
 //! Search tools: ripgrep and find.
 
+use crate::Reason;
 use wavesh_parse::Word;
 
 use super::{Entry, Judgement};
@@ -102,7 +103,7 @@ pub const ONE_VALUE: &[&str] = &[
 /// find's expression: only tests and actions that neither write nor run anything but a
 /// read-only command (`-exec grep -l x {} +`, judged by the classifier like any other),
 /// with the starting points as its paths (RO-2, RO-9).
-fn find(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
+fn find(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     let mut judgement = Judgement {
         only_listed_paths: true,
         ..Judgement::default()
@@ -116,7 +117,7 @@ fn find(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
         let is_expression = value.starts_with('-') || matches!(value, "(" | ")" | "!" | ",");
         if !is_expression {
             if in_expression {
-                return Err(format!("`find {value}` is not a test or action"));
+                return Err(crate::refuse!("`find {value}` is not a test or action"));
             }
             judgement.path_words.push(index);
             continue;
@@ -137,10 +138,12 @@ fn find(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
                 i += 1;
             }
             let Some(end) = end else {
-                return Err(format!("`find {value}` has no `;` or `{{}} +` ending it"));
+                return Err(crate::refuse!(
+                    "`find {value}` has no `;` or `{{}} +` ending it"
+                ));
             };
             if end == start {
-                return Err(format!("`find {value}` runs nothing"));
+                return Err(crate::refuse!("`find {value}` runs nothing"));
             }
             judgement.runs.push(start..end);
             i = end + 1;
@@ -151,13 +154,13 @@ fn find(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
         }
         if ONE_VALUE.contains(&value) || (value.starts_with("-newer") && value.len() == 8) {
             if i >= args.len() {
-                return Err(format!("`find {value}` needs a value"));
+                return Err(crate::refuse!("`find {value}` needs a value"));
             }
             judgement.not_paths.push(i);
             i += 1;
             continue;
         }
-        return Err(format!(
+        return Err(crate::refuse!(
             "`find {value}` is not a known read-only test or action"
         ));
     }

@@ -1,5 +1,6 @@
 //! Facts about the system, the user and the shell.
 
+use crate::Reason;
 use wavesh_parse::Word;
 
 use super::{Entry, Judgement};
@@ -43,9 +44,13 @@ const PS_LONG_VALUES: &[&str] = &[
 /// `ps`: any spelling that shows other processes' environments refuses — BSD `e` in a
 /// word of letters and digits (`e`, `axe`, `eww`, `aux1e`), `-E`, a format naming the
 /// environment (RO-4, RO-9).
-fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
+fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     let mut i = 0;
-    let env_refusal = |word: &str| Err(format!("`ps {word}` shows the environment of processes"));
+    let env_refusal = |word: &str| {
+        Err(crate::refuse!(
+            "`ps {word}` shows the environment of processes"
+        ))
+    };
     while i < args.len() {
         let value = args[i].value.as_str();
         i += 1;
@@ -62,7 +67,7 @@ fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
                     Some(v) => v,
                     None => {
                         let Some(next) = args.get(i) else {
-                            return Err(format!("`ps {name}` needs a value"));
+                            return Err(crate::refuse!("`ps {name}` needs a value"));
                         };
                         i += 1;
                         next.value.clone()
@@ -73,7 +78,7 @@ fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
                 }
                 continue;
             }
-            return Err(format!("`{name}` is not a known safe ps option"));
+            return Err(crate::refuse!("`{name}` is not a known safe ps option"));
         }
         if let Some(cluster) = value.strip_prefix('-') {
             for (offset, c) in cluster.char_indices() {
@@ -84,7 +89,7 @@ fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
                     let attached = &cluster[offset + 1..];
                     let format = if attached.is_empty() {
                         let Some(next) = args.get(i) else {
-                            return Err(format!("`ps -{c}` needs a value"));
+                            return Err(crate::refuse!("`ps -{c}` needs a value"));
                         };
                         i += 1;
                         next.value.clone()
@@ -97,7 +102,7 @@ fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
                     break;
                 }
                 if !PS_UNIX_FLAGS.contains(c) {
-                    return Err(format!(
+                    return Err(crate::refuse!(
                         "`-{c}` (in `{value}`) is not a known safe ps option"
                     ));
                 }
@@ -110,7 +115,7 @@ fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
                 return env_refusal(value);
             }
             if !(c.is_ascii_digit() || c == ',' || PS_BSD_LETTERS.contains(c)) {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "`{c}` (in `ps {value}`) is not a known safe ps option"
                 ));
             }
@@ -120,7 +125,7 @@ fn ps(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
 }
 
 /// `command` only to look commands up (`-v`, `-V`): with a command it would run it.
-fn command(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
+fn command(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     match args.first().map(|w| w.value.as_str()) {
         Some("-v" | "-V") => Ok(Judgement::default()),
         _ => Err("`command` without -v or -V runs the command".into()),
@@ -128,9 +133,9 @@ fn command(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
 }
 
 /// `hostname NAME` sets the host name.
-fn hostname(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+fn hostname(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     match parsed.operands.first() {
-        Some(&index) => Err(format!(
+        Some(&index) => Err(crate::refuse!(
             "`hostname {}` would set the host name",
             args[index].raw
         )),
@@ -200,7 +205,7 @@ const PLAIN_VARIABLES: &[&str] = &[
 ];
 
 /// `printenv NAME...` for variables that hold no secret; bare `printenv` prints tokens.
-fn printenv(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+fn printenv(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     if parsed.operands.is_empty() {
         return Err("`printenv` without a name prints every variable, tokens included".into());
     }
@@ -208,7 +213,7 @@ fn printenv(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
         let name = args[index].value.as_str();
         if !(PLAIN_VARIABLES.contains(&name) || name.starts_with("LC_") || name.starts_with("XDG_"))
         {
-            return Err(format!("`{name}` is not known to hold no secret"));
+            return Err(crate::refuse!("`{name}` is not known to hold no secret"));
         }
     }
     Ok(Judgement::default())

@@ -1,5 +1,6 @@
 //! Text tools that read their inputs and write only to stdout.
 
+use crate::Reason;
 use wavesh_parse::Word;
 
 use super::{Entry, Judgement};
@@ -14,9 +15,9 @@ const GREP: &str = "-E -F -G -P -e$ -f$ -i -y -v -w -x -c -L -l -m# -o -q -s -b 
 
 /// `uniq IN OUT` writes its second operand: at most one (glob operands are counted
 /// after expansion by the classifier).
-fn at_most_one_operand(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+fn at_most_one_operand(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     if let Some(second) = parsed.operands.get(1) {
-        return Err(format!(
+        return Err(crate::refuse!(
             "`{}` would be written as the output file",
             args[*second].raw
         ));
@@ -26,12 +27,12 @@ fn at_most_one_operand(args: &[Word], parsed: &Parsed) -> Result<Judgement, Stri
 
 /// `date` with an operand not starting with `+` sets the clock (RO-4); `-d` and `-f`
 /// values are dates and a file of dates, judged by the table and the path policy.
-fn date(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+fn date(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     let mut judgement = Judgement::default();
     for &index in &parsed.operands {
         let word = &args[index];
         if !word.value.starts_with('+') {
-            return Err(format!("`{}` would set the date", word.raw));
+            return Err(crate::refuse!("`{}` would set the date", word.raw));
         }
         judgement.not_paths.push(index);
     }
@@ -51,7 +52,7 @@ fn date(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
 /// `sed`: every script is scanned, wherever it is given: `-e` attached inside a
 /// cluster (`-ne'p'`, `-nEe...`), `--expression=`, a file given with `-f`, or the first
 /// operand (RO-4).
-fn sed(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+fn sed(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     let mut judgement = Judgement::default();
     let mut explicit = false;
     for option in &parsed.options {
@@ -84,12 +85,12 @@ fn sed(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
 /// Scans a sed script with GNU sed's grammar; `Ok` holds the files it reads (`r`, `R`),
 /// for the path policy. Writing (`w`, `W`, `s///w`) and executing (`e`, `s///e`) refuse,
 /// inside `{}` blocks too; a label ends at `;` or a newline.
-pub fn sed_script(script: &str) -> Result<Vec<String>, String> {
+pub fn sed_script(script: &str) -> Result<Vec<String>, Reason> {
     let chars: Vec<char> = script.chars().collect();
     let mut reads = Vec::new();
     let mut i = 0;
     let shown = wavesh_parse::shorten(script);
-    let err = |what: String| Err(format!("the sed script `{shown}` {what}"));
+    let err = |what: String| Err(crate::refuse!("the sed script `{shown}` {what}"));
     let skip_blank = |i: &mut usize| {
         while *i < chars.len() && matches!(chars[*i], ' ' | '\t') {
             *i += 1;
@@ -286,7 +287,7 @@ const JQ_FLAGS: &[&str] = &[
 /// `jq`: options with their arity (`--arg NAME VALUE`), the filter wherever it is
 /// (`--args` and `--jsonargs` end the files, not the filter), and the filter's
 /// identifiers with whitespace and comments after `$` removed (RO-4).
-fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
+fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     let mut judgement = Judgement {
         only_listed_paths: true,
         ..Judgement::default()
@@ -313,12 +314,12 @@ fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
             "--" => options_done = true,
             "--arg" | "--argjson" => {
                 if i + 1 >= args.len() {
-                    return Err(format!("`jq {value}` needs a name and a value"));
+                    return Err(crate::refuse!("`jq {value}` needs a name and a value"));
                 }
                 i += 2;
             }
             "--rawfile" | "--slurpfile" => {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "`jq {value}` reads a file this check does not judge"
                 ));
             }
@@ -333,7 +334,7 @@ fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
             }
             "--args" | "--jsonargs" => rest_are_args = true,
             "-f" | "--from-file" => {
-                return Err(format!(
+                return Err(crate::refuse!(
                     "`jq {value}` reads a program this check cannot see"
                 ));
             }
@@ -342,12 +343,12 @@ fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
             }
             _ if value.starts_with("--") => {
                 if !JQ_FLAGS.contains(&value) {
-                    return Err(format!("`{value}` is not a known safe jq option"));
+                    return Err(crate::refuse!("`{value}` is not a known safe jq option"));
                 }
             }
             _ => {
                 if let Some(bad) = value[1..].chars().find(|c| !"rcnesjaSCMRh".contains(*c)) {
-                    return Err(format!(
+                    return Err(crate::refuse!(
                         "`-{bad}` (in `{value}`) is not a known safe jq option"
                     ));
                 }
@@ -359,7 +360,7 @@ fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, String> {
 
 /// Refuses a jq filter that uses a [`JQ_FORBIDDEN`] name. Strings are scanned too:
 /// `"\(env)"` interpolates code.
-pub fn jq_filter(filter: &str) -> Result<(), String> {
+pub fn jq_filter(filter: &str) -> Result<(), Reason> {
     let chars: Vec<char> = filter.chars().collect();
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut i = 0;
@@ -393,7 +394,7 @@ pub fn jq_filter(filter: &str) -> Result<(), String> {
             let field = !dollar && i > 0 && chars[i - 1] == '.';
             let full = if dollar { format!("${name}") } else { name };
             if !field && JQ_FORBIDDEN.contains(&full.as_str()) {
-                return Err(format!("the jq filter uses `{full}`"));
+                return Err(crate::refuse!("the jq filter uses `{full}`"));
             }
             i = j.max(i + 1);
             continue;
@@ -406,7 +407,7 @@ pub fn jq_filter(filter: &str) -> Result<(), String> {
 /// `xargs` runs its command with names read from standard input appended: the command
 /// is judged like any other, and the classifier also refuses one with an option that
 /// a read name (`-f.env`) could turn on (RO-4).
-fn xargs(args: &[Word], parsed: &Parsed) -> Result<Judgement, String> {
+fn xargs(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     let mut judgement = Judgement {
         only_listed_paths: true,
         runs_get_input_names: true,

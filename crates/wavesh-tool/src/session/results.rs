@@ -302,7 +302,10 @@ fn needs_approval_text(decision: &wavesh_policy::Decision) -> String {
 pub fn approval_refusal(opening: &str, decision: &wavesh_policy::Decision) -> String {
     let mut text = String::from(opening);
     if !decision.reasons.is_empty() {
-        text.push_str(&format!(" ({})", decision.reasons.join("; ")));
+        text.push_str(&format!(
+            " ({})",
+            wavesh_policy::join_reasons(&decision.reasons, "; ")
+        ));
     }
     text.push('.');
     if !decision.suggestions.is_empty() {
