@@ -615,8 +615,25 @@ fn process_trees() -> String {
                 format!("a subreaper per command (no per-command cgroups: {why})")
             }
         };
+        // Started for real, as a session would: a supervisor that cannot start makes the
+        // session run direct children, and that is said here, not only in a log.
+        let supervisor = match std::env::current_exe().and_then(|exe| {
+            wavesh_exec::supervisor::Supervisor::start_with(
+                exe,
+                &wavesh_exec::supervisor::Options::default(),
+            )
+        }) {
+            Ok(supervisor) => {
+                drop(supervisor);
+                "the session supervisor starts".to_owned()
+            }
+            Err(why) => format!(
+                "the session supervisor cannot start ({why}): commands would run as direct \
+                 children, tracked by process group only"
+            ),
+        };
         format!(
-            "{path}; pidfds: {}",
+            "{supervisor}; {path}; pidfds: {}",
             if pidfds {
                 "yes (the supervisor is resumed if a command stops it)"
             } else {

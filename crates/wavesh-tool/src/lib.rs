@@ -33,8 +33,8 @@ pub use input::{BashInput, InputError, parse_bash_input};
 pub use permissions::{Approver, Permissions, Prepared, Verdict};
 pub use sandbox::SandboxSettings;
 pub use session::{
-    BashResult, CallContext, Session, SessionBuilder, SessionError, Subagent, TaskInfo,
-    TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError, ToolOutput,
-    approval_refusal, normalize_private, on_timeout,
+    BashResult, CallContext, ProcessPath, Session, SessionBuilder, SessionError, Subagent,
+    TaskInfo, TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError,
+    ToolOutput, approval_refusal, normalize_private, on_timeout,
 };
 pub use task_tools::{TaskOutputInput, TaskStopInput};

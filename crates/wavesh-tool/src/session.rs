@@ -37,7 +37,40 @@ pub use results::{
 };
 
 /// How a session starts and ends its commands' processes.
-type Processes = (Arc<dyn Spawner>, Arc<dyn Signaller>);
+type Processes = (Arc<dyn Spawner>, Arc<dyn Signaller>, ProcessPath);
+
+/// How this session's commands are started and their trees held (PROC-1), so a host
+/// and `wavesh doctor` can say which path runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessPath {
+    /// The host's own spawner.
+    Host,
+    /// The per-session supervisor: a subreaper per command, cgroups where delegated.
+    Supervisor,
+    /// Direct children, tracked by process group only: a process that leaves its group
+    /// (`setsid`, a daemon) can outlive the session. `why` says why the supervisor does
+    /// not run, when one was asked for and could not start.
+    Direct {
+        /// Why the supervisor could not start, if one was asked for.
+        why: Option<String>,
+    },
+}
+
+impl std::fmt::Display for ProcessPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProcessPath::Host => f.write_str("the host's spawner"),
+            ProcessPath::Supervisor => f.write_str("the session supervisor"),
+            ProcessPath::Direct { why: None } => {
+                f.write_str("direct children, tracked by process group only")
+            }
+            ProcessPath::Direct { why: Some(why) } => write!(
+                f,
+                "direct children, tracked by process group only (the supervisor could not start: {why})"
+            ),
+        }
+    }
+}
 
 /// A directory as given and as resolved, for comparisons (CWD-4).
 #[derive(Debug, Clone)]
@@ -112,8 +145,11 @@ pub(crate) struct Shared {
     /// Claude Code settings keys ignored because they would loosen the sandbox from a
     /// file sandboxed commands may write (SBX-6), for the host to show.
     settings_notes: Vec<String>,
-    /// A note for the next result (the shell fallback of SHELL-3), given once.
+    /// A note for the next result (the shell fallback of SHELL-3, a supervisor that
+    /// could not start), given once.
     pending_note: Mutex<Option<String>>,
+    /// How commands are started (PROC-1).
+    process_path: ProcessPath,
     /// The login-shell environment and how long the first command may wait for it.
     login_env: Option<(wavesh_env::ProbeHandle, std::time::Duration)>,
     /// The host's read-file state, if it has one (READ).
@@ -470,6 +506,13 @@ impl Session {
     /// show its user.
     pub fn settings_notes(&self) -> &[String] {
         &self.shared.settings_notes
+    }
+
+    /// How this session's commands are started and their trees held (PROC-1). A
+    /// supervisor that could not start is said here and in the first result, never
+    /// only in a log.
+    pub fn process_path(&self) -> &ProcessPath {
+        &self.shared.process_path
     }
 
     /// What would happen to `input` if called now: run at a level, ask, or refuse

@@ -291,8 +291,10 @@ impl SessionBuilder {
     fn processes(&self) -> Result<Processes, SessionError> {
         let direct = default_signaller();
         if let Some(spawner) = &self.spawner {
-            return Ok((Arc::clone(spawner), direct));
+            return Ok((Arc::clone(spawner), direct, ProcessPath::Host));
         }
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+        let mut why = None;
         #[cfg(target_os = "linux")]
         if let Some(program) = &self.supervisor {
             use wavesh_exec::supervisor::{SupervisedSignaller, SupervisedSpawner, Supervisor};
@@ -301,6 +303,7 @@ impl SessionBuilder {
                     return Ok((
                         Arc::new(SupervisedSpawner::new(supervisor.clone())),
                         Arc::new(SupervisedSignaller::new(supervisor, direct)),
+                        ProcessPath::Supervisor,
                     ));
                 }
                 Err(error)
@@ -308,13 +311,16 @@ impl SessionBuilder {
                 {
                     return Err(SessionError::Limits(error.to_string()));
                 }
-                Err(error) => tracing::warn!(
-                    %error,
-                    "no supervisor: process trees are tracked by process group only"
-                ),
+                Err(error) => {
+                    tracing::warn!(
+                        %error,
+                        "no supervisor: process trees are tracked by process group only"
+                    );
+                    why = Some(error.to_string());
+                }
             }
         }
-        Ok((Arc::new(DirectSpawner), direct))
+        Ok((Arc::new(DirectSpawner), direct, ProcessPath::Direct { why }))
     }
 
     /// Checks the workspace, chooses the shell and creates the private directory.
@@ -335,7 +341,7 @@ impl SessionBuilder {
         let settings_notes = self.sandbox_settings(&mut config, &root)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
         let dir_path = dir.path().to_path_buf();
-        let (spawner, signaller) = self.processes()?;
+        let (spawner, signaller, process_path) = self.processes()?;
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
@@ -388,21 +394,32 @@ impl SessionBuilder {
             descriptions: Mutex::default(),
             settings_notes,
             pending_note: Mutex::new(
-                match &selection {
+                match (&process_path, &selection) {
+                    (ProcessPath::Direct { why: Some(why) }, _) => Some(format!(
+                        "wavesh's session supervisor could not start ({why}): commands run as \
+                         direct children, tracked by process group only, so a process that \
+                         leaves its group (setsid, a daemon) can outlive the session."
+                    )),
+                    _ => None,
+                }
+                .into_iter()
+                .chain(match &selection {
                     ShellSelection::Fallback { was } => {
                         Some(shell_state::fallback_note(was, shell_path.as_path()))
                     }
                     _ => None,
-                }
-                .or_else(|| {
+                })
+                .chain((|| {
                     (writable_home && !matches!(self.login_env, LoginEnvChoice::Off)).then(|| {
                         "The login shell's environment was not read: the home directory is \
                          writable by sandboxed commands, so its start-up files could have been \
                          written by one. Commands get wavesh's own environment."
                             .to_owned()
                     })
-                }),
+                })())
+                .reduce(|a, b| format!("{a}\n{b}")),
             ),
+            process_path,
             selection,
             read_state: self.read_state.clone(),
             permissions: RwLock::new(Arc::clone(&self.permissions)),
