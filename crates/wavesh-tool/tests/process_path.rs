@@ -7,8 +7,8 @@ use wavesh_tool::{BashInput, CallContext, ProcessPath, Session};
 
 fn workspace(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("wavesh-path-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::canonicalize(&dir).unwrap()
+    std::fs::create_dir_all(&dir).expect("a throwaway workspace");
+    std::fs::canonicalize(&dir).expect("its real path")
 }
 
 #[tokio::test]

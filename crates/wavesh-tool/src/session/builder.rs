@@ -409,14 +409,14 @@ impl SessionBuilder {
                     }
                     _ => None,
                 })
-                .chain((|| {
+                .chain(
                     (writable_home && !matches!(self.login_env, LoginEnvChoice::Off)).then(|| {
                         "The login shell's environment was not read: the home directory is \
                          writable by sandboxed commands, so its start-up files could have been \
                          written by one. Commands get wavesh's own environment."
                             .to_owned()
-                    })
-                })())
+                    }),
+                )
                 .reduce(|a, b| format!("{a}\n{b}")),
             ),
             process_path,
