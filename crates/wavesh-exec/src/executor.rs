@@ -389,6 +389,7 @@ impl Executor {
         let ExitRecord {
             status, cwd_after, ..
         } = job.wait().await;
+        tracing::debug!(target: "wavesh_stage", stage = "exited");
         let sandbox = job.sandbox().cloned();
         if sandbox
             .as_ref()
@@ -408,6 +409,7 @@ impl Executor {
             // owner (KILL-7).
             tasks.adopt_leftover(job.kill_target());
         }
+        tracing::debug!(target: "wavesh_stage", stage = "collected");
         Ok(Outcome::Finished(Finished {
             status,
             ending,
@@ -489,12 +491,14 @@ impl Executor {
                 .map(|outcome| crate::sandbox::seatbelt::profile(&outcome.plan)),
             sandbox,
         };
+        tracing::debug!(target: "wavesh_stage", stage = "planned");
         let child = self.spawner.spawn_async(spec).await.map_err(|source| {
             cleanup(ExecError::Spawn {
                 shell: self.shell.path().display().to_string(),
                 source,
             })
         })?;
+        tracing::debug!(target: "wavesh_stage", stage = "spawned");
         Ok(Job::start(
             JobSpec {
                 id,

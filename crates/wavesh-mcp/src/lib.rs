@@ -202,12 +202,14 @@ impl WaveshServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
+        tracing::debug!(target: "wavesh_stage", stage = "dispatched");
         let name = request.name.to_string();
         let input = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         let (approved, prepared) = match self.gate(&name, &input, &request, &context).await {
             Ok(gated) => gated,
             Err(response) => return *response,
         };
+        tracing::debug!(target: "wavesh_stage", stage = "decided");
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
         let abort = self.closing.child_token();
         let cancelled = context.ct.clone();

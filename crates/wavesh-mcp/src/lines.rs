@@ -155,6 +155,8 @@ async fn write_all<W: AsyncWrite + Unpin>(
             Ok(()) => writer.flush().await,
             Err(error) => Err(error),
         };
+        // The call's budget per stage (bench/call-stages.sh): the answer is out.
+        tracing::debug!(target: "wavesh_stage", stage = "sent");
         let failed = result.is_err();
         if let Some(done) = done {
             let _ = done.send(result);
@@ -219,7 +221,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let line = match self.reader.next().await {
-                Ok(Line::Whole(line)) => line,
+                Ok(Line::Whole(line)) => {
+                    tracing::debug!(target: "wavesh_stage", stage = "received");
+                    line
+                }
                 Ok(Line::TooLong { head }) => {
                     tracing::warn!(
                         limit = self.reader.limit,

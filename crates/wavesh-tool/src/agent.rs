@@ -256,6 +256,7 @@ impl<'a> Agent<'a> {
         if let Some(note) = self.shared.take_note() {
             result.text = format!("{note}\n{}", result.text);
         }
+        tracing::debug!(target: "wavesh_stage", stage = "rendered");
         Ok(result)
     }
 
