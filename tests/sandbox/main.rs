@@ -22,6 +22,7 @@ mod escapes;
 mod every_secret;
 mod everyday;
 mod harm;
+mod hidden;
 mod modes;
 
 use std::path::{Path, PathBuf};

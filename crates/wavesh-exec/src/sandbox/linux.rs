@@ -45,9 +45,10 @@ struct MountOp {
 enum MountKind {
     /// Bind the path onto itself, read-only.
     ReadOnly = 1,
-    /// Bind `/dev/null` over a secret file, read-only.
+    /// Bind a file nobody may open over a secret file, read-only: reading it fails
+    /// with "Permission denied", never reads as an empty file (SBX-4).
     HideFile = 2,
-    /// An empty read-only tmpfs over a secret directory.
+    /// An empty read-only tmpfs nobody may list or enter over a secret directory.
     HideDir = 3,
     /// Bind a directory onto itself, writable as it was: a mount point cannot be
     /// renamed or removed, so the protected or hidden path below it stays where the
@@ -81,6 +82,23 @@ enum Filter {
 struct Maps {
     uid_map: CString,
     gid_map: CString,
+}
+
+/// Every secret the sandbox of `plan` hides, by Landlock or by a mount, as the search
+/// found them (names, hard links, what it could not reach): the denial note names a
+/// refused read of any of them as a hidden secret (SBX-4). From the cache the command's
+/// own sandbox was built from: no second search.
+pub(crate) fn hidden_secrets(plan: &Plan, support: &Support) -> Vec<PathBuf> {
+    if plan.level == Level::Off {
+        return Vec::new();
+    }
+    let reads = cached_reads(plan, support.mount_namespace);
+    reads
+        .landlock
+        .iter()
+        .cloned()
+        .chain(reads.hidden.iter().map(|(path, _)| path.clone()))
+        .collect()
 }
 
 /// Builds the child's part of `plan`. `Ok(None)` when this machine has none of the
@@ -272,6 +290,8 @@ type BuildError = (String, io::Error);
 /// The read side of a plan: the secrets Landlock hides, the ones mounts hide, and the
 /// read-allowed entries around them, opened.
 struct Reads {
+    /// The secrets Landlock hides.
+    landlock: Vec<PathBuf>,
     hidden: Vec<(PathBuf, bool)>,
     allowed: Vec<(OwnedFd, bool)>,
     /// A Landlock ruleset with the read rules of `allowed` already added, one without and
@@ -377,11 +397,12 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         generation,
     } = split_secrets(plan, mounts);
     stamps.extend(scanned);
-    let allowed = read_allowed(&landlock)
+    let allowed: Vec<(OwnedFd, bool)> = read_allowed(&landlock)
         .iter()
         .filter_map(|path| open_path(path))
         .collect();
     let reads = Arc::new(Reads {
+        landlock,
         hidden,
         allowed,
         spares: Mutex::new([None, None]),
@@ -1122,14 +1143,10 @@ unsafe fn apply_mount(op: &MountOp) -> Result<(), i32> {
     // SAFETY: mount(2) on C strings that live as long as `op`.
     let rc = unsafe {
         match op.kind {
-            MountKind::ReadOnly | MountKind::HideFile => {
-                let source = if op.kind == MountKind::HideFile {
-                    c"/dev/null".as_ptr()
-                } else {
-                    path
-                };
+            MountKind::HideFile => return hide_file(op),
+            MountKind::ReadOnly => {
                 if libc::mount(
-                    source,
+                    path,
                     path,
                     std::ptr::null(),
                     libc::MS_BIND | libc::MS_REC,
@@ -1159,12 +1176,102 @@ unsafe fn apply_mount(op: &MountOp) -> Result<(), i32> {
                 path,
                 c"tmpfs".as_ptr(),
                 libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                c"size=4k,mode=0500".as_ptr().cast(),
+                c"size=4k,mode=0000".as_ptr().cast(),
             ),
         }
     };
     // A path gone since the plan was made has nothing left to protect.
     if rc != 0 && errno() != libc::ENOENT {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// Mounts over the secret file `op.path` a file of mode 0000 from a tmpfs of this
+/// process's own, read-only: with no capability left, nobody in the sandbox may open it,
+/// so the command gets "Permission denied" (which the denial note names as a hidden
+/// secret) rather than an empty file that reads as if the secret were empty. The tmpfs
+/// is made once per command, detached (it is in no directory), with the new mount API;
+/// each secret gets a clone of its one file. System calls only.
+#[expect(
+    unsafe_code,
+    reason = "a descriptor kept across calls in one process, and mount(2) on a C string"
+)]
+fn hide_file(op: &MountOp) -> Result<(), i32> {
+    use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MoveMountFlags, OpenTreeFlags};
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicI32, Ordering};
+    // The detached tmpfs, made by the first secret of this command (after `fork`, one
+    // thread: nothing else reads it). Its descriptor is close-on-exec.
+    static SOURCE: AtomicI32 = AtomicI32::new(-1);
+    let raw = |e: rustix::io::Errno| e.raw_os_error();
+    if SOURCE.load(Ordering::Relaxed) < 0 {
+        let fs = rustix::mount::fsopen(c"tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).map_err(raw)?;
+        rustix::mount::fsconfig_set_string(&fs, c"size", c"4k").map_err(raw)?;
+        rustix::mount::fsconfig_set_string(&fs, c"mode", c"0700").map_err(raw)?;
+        rustix::mount::fsconfig_create(&fs).map_err(raw)?;
+        let mnt = rustix::mount::fsmount(
+            &fs,
+            FsMountFlags::FSMOUNT_CLOEXEC,
+            MountAttrFlags::MOUNT_ATTR_NOSUID
+                | MountAttrFlags::MOUNT_ATTR_NODEV
+                | MountAttrFlags::MOUNT_ATTR_NOEXEC,
+        )
+        .map_err(raw)?;
+        drop(
+            rustix::fs::openat(
+                &mnt,
+                c"hidden",
+                rustix::fs::OFlags::CREATE
+                    | rustix::fs::OFlags::EXCL
+                    | rustix::fs::OFlags::WRONLY
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .map_err(raw)?,
+        );
+        SOURCE.store(
+            std::mem::ManuallyDrop::new(mnt).as_raw_fd(),
+            Ordering::Relaxed,
+        );
+    }
+    // SAFETY: the descriptor stored above stays open until `exec` closes it; it is
+    // borrowed here, never closed.
+    let source = unsafe { std::os::fd::BorrowedFd::borrow_raw(SOURCE.load(Ordering::Relaxed)) };
+    let tree = rustix::mount::open_tree(
+        source,
+        c"hidden",
+        OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
+    )
+    .map_err(raw)?;
+    match rustix::mount::move_mount(
+        &tree,
+        c"",
+        rustix::fs::CWD,
+        op.path.as_c_str(),
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    ) {
+        Ok(()) => {}
+        // A path gone since the plan was made has nothing left to protect.
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(e.raw_os_error()),
+    }
+    // SAFETY: mount(2) on a C string that lives as long as `op`.
+    let rc = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            op.path.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT
+                | libc::MS_BIND
+                | libc::MS_RDONLY
+                | libc::MS_NOSUID
+                | libc::MS_NODEV
+                | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
         return Err(errno());
     }
     Ok(())

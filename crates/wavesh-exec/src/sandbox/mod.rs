@@ -351,6 +351,8 @@ pub fn prepare(plan: Plan, strict: bool, isolating: bool) -> Result<Prepared, Sa
         log_missing_once(plan.level, &missing);
     }
     let child = imp::build(&plan, support())?;
+    let mut plan = plan;
+    plan.found_secrets = imp::hidden_secrets(&plan, support());
     Ok(Prepared {
         child,
         plan,

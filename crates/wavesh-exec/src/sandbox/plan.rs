@@ -50,6 +50,9 @@ pub struct Plan {
     /// TCP connect stays open: the command reads over the network (`gh pr view`), an
     /// exception the host asks for explicitly.
     pub network: bool,
+    /// The secrets the search found and the sandbox hides (filled when the sandbox is
+    /// prepared): hard links and names beside the paths above, for the denial note.
+    pub found_secrets: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -119,6 +122,7 @@ impl Plan {
             scan_dirs,
             scan_trees,
             network,
+            found_secrets: Vec::new(),
         }
     }
 
@@ -137,6 +141,7 @@ impl Plan {
     /// Whether `path` (absolute) is a secret by location or by name.
     pub fn is_secret(&self, path: &Path) -> bool {
         self.secret_paths.iter().any(|s| path.starts_with(s))
+            || self.found_secrets.iter().any(|s| path.starts_with(s))
             || path.components().any(|c| match c {
                 Component::Normal(name) => {
                     super::secret_name(&self.secret_names, &name.to_string_lossy())

@@ -1,0 +1,68 @@
+//! SBX-4: a secret hidden by the sandbox is never shown as an empty file, at either
+//! level. Every way of reading one (a program's open, a redirect, a copy, a listing of a
+//! hidden directory) fails with "Permission denied", the command fails, and the result
+//! names the secret in its denial note. Before, a mount of `/dev/null` made `cat .env`
+//! print nothing and exit 0, and the model concluded the file was empty.
+
+use wavesh_exec::sandbox::Level;
+
+use crate::{Fixture, WORKSPACE_SECRETS, configurations, enforced_or_skip, write};
+
+#[tokio::test]
+async fn sbx_4_a_hidden_secret_never_reads_as_an_empty_file() {
+    if !enforced_or_skip(Level::ReadOnly) || !enforced_or_skip(Level::WorkspaceWrite) {
+        return;
+    }
+    let f = Fixture::new();
+    for (level, supervised) in configurations() {
+        let session = f.session(level, supervised);
+        let mut commands = Vec::new();
+        for secret in WORKSPACE_SECRETS {
+            commands.push(format!("cat {secret}"));
+            commands.push(format!("head -c 4 < {secret}"));
+            commands.push(format!("wc -c {secret}"));
+            commands.push(format!("cp {secret} $TMPDIR/copy && cat $TMPDIR/copy"));
+        }
+        commands.extend(
+            [
+                "cat ~/.ssh/id_rsa",
+                "cat ~/.aws/credentials",
+                "grep -c . ~/.netrc",
+                "python3 -c 'print(len(open(\".env\").read()))'",
+                "cat ./.env.production | wc -c",
+            ]
+            .map(str::to_owned),
+        );
+        for command in commands {
+            let result = f.run(&session, &command).await;
+            let what = format!("{level:?} (supervised: {supervised}): {command}");
+            assert!(
+                !result.text.contains(&f.marker),
+                "{what}: printed a secret: {}",
+                result.text
+            );
+            assert!(
+                result.text.contains("Permission denied") || result.text.contains("denied"),
+                "{what}: the read did not fail: {}",
+                result.text
+            );
+            assert!(
+                result.text.contains("a secret"),
+                "{what}: no note names the hidden secret: {}",
+                result.text
+            );
+            // A pipeline's status is its last command's: `… | wc -c` succeeds, and the
+            // note is what tells.
+            if !command.contains('|') {
+                assert!(!result.success, "{what}: succeeded: {}", result.text);
+            }
+        }
+        session.shutdown().await;
+    }
+    // The real files are untouched.
+    for secret in WORKSPACE_SECRETS {
+        let text = std::fs::read_to_string(f.ws.join(secret)).unwrap();
+        assert!(text.contains(&f.marker), "{secret} changed: {text}");
+    }
+    write(&f.ws.join("README.md"), "hello\n");
+}
