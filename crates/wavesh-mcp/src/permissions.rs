@@ -38,6 +38,11 @@ impl Permissions<'_> {
                 Gate::Run
             }
             Answer::No => Gate::Refuse("The user declined to run this command.".into()),
+            Answer::Dismissed => Gate::Refuse(
+                "The user dismissed the approval prompt without answering, so the command \
+                 did not run. Ask the user before trying it again."
+                    .into(),
+            ),
         }
     }
 
@@ -89,6 +94,8 @@ enum Answer {
     Once,
     Always,
     No,
+    /// Cancelled: closed without a choice, which is not a "no".
+    Dismissed,
 }
 
 /// The refusal when the client cannot ask: the reasons and the rule to add.
@@ -115,8 +122,20 @@ pub fn elicitation(command: &str, decision: &Decision) -> Result<ElicitRequestPa
         builder = builder.optional_bool("always", false);
     }
     let schema: ElicitationSchema = builder.build().map_err(str::to_owned)?;
-    let mut message = format!("Allow wavesh to run this command?\n\n{command}");
-    if !decision.reasons.is_empty() {
+    let unsandboxed = decision
+        .reasons
+        .iter()
+        .any(|r| r.kind == wavesh_policy::ReasonKind::Unsandboxed);
+    let mut message = if unsandboxed {
+        format!(
+            "Allow wavesh to run this command WITHOUT the sandbox?\n\n{command}\n\nIt would \
+             run with your full access: it can change any file you can, read your \
+             credentials and use the network."
+        )
+    } else {
+        format!("Allow wavesh to run this command?\n\n{command}")
+    };
+    if !decision.reasons.is_empty() && !unsandboxed {
         message.push_str(&format!(
             "\n\nWhy it asks: {}",
             wavesh_policy::join_reasons(&decision.reasons, "; ")
@@ -146,6 +165,7 @@ fn interpret(result: &ElicitResult, offer_always: bool) -> Answer {
     match (&result.action, field("allow"), field("always")) {
         (ElicitationAction::Accept, Some(true), Some(true)) if offer_always => Answer::Always,
         (ElicitationAction::Accept, Some(true), _) => Answer::Once,
+        (ElicitationAction::Cancel, _, _) => Answer::Dismissed,
         _ => Answer::No,
     }
 }

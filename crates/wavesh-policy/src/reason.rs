@@ -17,6 +17,9 @@ pub enum ReasonKind {
     DenyRule,
     /// The permission mode decided (`bypassPermissions`, `plan`).
     Mode,
+    /// The call asks to run without the sandbox (`dangerouslyDisableSandbox`), which is
+    /// never approved for being read-only and never offered as "always".
+    Unsandboxed,
     /// The command reads, or may read, a path on the secret list, a variable that may
     /// hold one, or a file that may be a link to one.
     Secret,

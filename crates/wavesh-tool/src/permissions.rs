@@ -195,7 +195,18 @@ fn choose(
         return if decision.outcome == Outcome::Allow && !decision.matched_rules.is_empty() {
             run
         } else {
-            Verdict::Ask(decision)
+            // The reason to ask is the sandbox, not what the classifier saw ("read-only"
+            // would read as the reason for asking), and no rule is offered for ever.
+            Verdict::Ask(Decision {
+                outcome: Outcome::Ask,
+                reasons: vec![wavesh_policy::Reason::new(
+                    wavesh_policy::ReasonKind::Unsandboxed,
+                    "dangerouslyDisableSandbox: it would run without the sandbox, with the \
+                     user's full access to files, credentials and the network",
+                )],
+                suggestions: Vec::new(),
+                ..decision
+            })
         };
     }
     if approver == Approver::Host {
@@ -250,6 +261,10 @@ mod tests {
             dialect: Dialect::Bash,
             home: "/h".into(),
         }
+    }
+
+    fn approval_refusal_text(decision: &Decision) -> String {
+        crate::approval_refusal("Needs approval", decision)
     }
 
     fn ww() -> SandboxSettings {
@@ -339,18 +354,27 @@ mod tests {
         let ro = decision(Outcome::Allow, true, &[], &["read-only"]);
         // Asked of either approver: a host approving its calls in general has not
         // approved turning the sandbox off (SBX-3).
+        let mut ask_rm = decision(Outcome::Ask, false, &[], &["`rm` is not read-only"]);
+        ask_rm.suggestions = vec!["Bash(rm:*)".into()];
         for approver in [Approver::Wavesh, Approver::Host] {
-            assert!(matches!(
-                choose(
-                    ro.clone(),
-                    false,
-                    &call(true, false),
-                    false,
-                    approver,
-                    &ww()
-                ),
-                Verdict::Ask(_)
-            ));
+            for asked in [ro.clone(), ask_rm.clone()] {
+                // The reason given is the sandbox, never what the classifier saw, and no
+                // rule is offered for ever.
+                let Verdict::Ask(question) =
+                    choose(asked, false, &call(true, false), false, approver, &ww())
+                else {
+                    panic!("not asked");
+                };
+                assert_eq!(
+                    question.reasons.iter().map(|r| r.kind).collect::<Vec<_>>(),
+                    [wavesh_policy::ReasonKind::Unsandboxed]
+                );
+                assert!(question.suggestions.is_empty());
+                assert!(
+                    approval_refusal_text(&question).contains("without the sandbox")
+                        && !approval_refusal_text(&question).contains("read-only")
+                );
+            }
             assert_eq!(
                 choose(ro.clone(), false, &call(true, true), false, approver, &ww()),
                 Verdict::Run {

@@ -275,9 +275,14 @@ async def permissions_scenario(binary):
         json.dump({"permissions": {"allow": ["Bash(echo allowed:*)"], "deny": ["Bash(rm:*)"]}}, f)
     asked = []
 
+    schemas = []
+
     async def elicit(context, params):
         asked.append(params.message)
+        schemas.append(params.requested_schema)
         first_line = params.message.split("\n\n")[1]
+        if "dismissed" in first_line:
+            return types.ElicitResult(action="cancel")
         always = "always" in first_line
         return types.ElicitResult(action="accept", content={"allow": "accepted" in first_line or always, "always": always})
 
@@ -301,6 +306,16 @@ async def permissions_scenario(binary):
                 result, text = await bash(session, "touch declined.txt")
                 check(result.is_error and "declined" in text, f"declined: {text!r}")
                 check(not os.path.exists(os.path.join(workspace, "declined.txt")), "declined command ran")
+                # A prompt closed without an answer is not a "no", and reads differently.
+                result, text = await bash(session, "touch dismissed.txt")
+                check(result.is_error and "dismissed" in text and "declined" not in text, f"dismissed: {text!r}")
+                check(not os.path.exists(os.path.join(workspace, "dismissed.txt")), "dismissed command ran")
+                # dangerouslyDisableSandbox: the prompt says the sandbox is off, offers no
+                # "always", and a read-only command is not asked about as "read-only".
+                result = await session.call_tool("Bash", {"command": "ls always-unsandboxed", "dangerouslyDisableSandbox": True})
+                text = text_of(result)
+                check("WITHOUT the sandbox" in asked[-1] and "read-only" not in asked[-1], f"unsandboxed prompt: {asked[-1]!r}")
+                check("always" not in json.dumps(schemas[-1]), f"unsandboxed prompt offers always: {schemas[-1]}")
                 # "Always allow": the rule is written to the local settings and applies at once.
                 result, text = await bash(session, "touch always1.txt")
                 check(not result.is_error, f"always: {text!r}")
@@ -317,6 +332,10 @@ async def permissions_scenario(binary):
                 await session.initialize()
                 result, text = await bash(session, "touch other.txt")
                 check(result.is_error and "Bash(touch:*)" in text and "settings.local.json" in text, f"no elicitation: {text!r}")
+                check("Ask the user" in text, f"the refusal tells the model to ask, not to edit settings: {text!r}")
+                result = await session.call_tool("Bash", {"command": "ls", "dangerouslyDisableSandbox": True})
+                text = text_of(result)
+                check(result.is_error and "without the sandbox" in text and "(read-only)" not in text, f"unsandboxed refusal: {text!r}")
 
         async with stdio_client(server(binary, workspace)) as (read, write):
             async with ClientSession(read, write) as session:

@@ -309,8 +309,11 @@ pub fn approval_refusal(opening: &str, decision: &wavesh_policy::Decision) -> St
     }
     text.push('.');
     if !decision.suggestions.is_empty() {
+        // The settings are the user's: the model asks, it does not write them (and
+        // `.claude/` is read-only in the sandbox).
         text.push_str(&format!(
-            " To allow it, add to permissions.allow in .claude/settings.local.json: {}",
+            " Ask the user if it should run; they can allow it from now on with {} in \
+             permissions.allow of .claude/settings.local.json.",
             decision.suggestions.join(", ")
         ));
     }
