@@ -247,9 +247,14 @@ pub fn seconds(timeout_ms: u64) -> String {
 }
 
 /// EXEC-4: the line after the output of a command killed at its deadline.
+/// The exact sentence of EXEC-4 comes first; the second says why it was stopped rather
+/// than moved, and what to do instead.
 pub fn timeout_killed(timeout_ms: u64) -> String {
     format!(
-        "Command exceeded the timeout ({}s) and was stopped.",
+        "Command exceeded the timeout ({}s) and was stopped. A command that starts with \
+         `sleep` is stopped at its timeout instead of moving to the background: to wait \
+         longer, give a larger timeout, or start the work with run_in_background and read \
+         it later with TaskOutput.",
         seconds(timeout_ms)
     )
 }

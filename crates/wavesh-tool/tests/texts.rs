@@ -392,7 +392,8 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
             && persisted.contains("Preview (last 2000 characters):")
     );
     assert!(
-        get("killed at timeout").ends_with("Command exceeded the timeout (0.3s) and was stopped.")
+        get("killed at timeout")
+            .contains("Command exceeded the timeout (0.3s) and was stopped. A command that starts")
     );
     assert!(get("aborted").ends_with("<error>Command was aborted before completion</error>"));
 

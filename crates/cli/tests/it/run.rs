@@ -200,7 +200,9 @@ fn exec_4_sleep_is_killed_at_the_timeout() {
     );
     let text = json["text"].as_str().unwrap();
     assert!(
-        text.ends_with("Command exceeded the timeout (1s) and was stopped."),
+        text.contains(
+            "Command exceeded the timeout (1s) and was stopped. A command that starts with `sleep`"
+        ) && text.ends_with("read it later with TaskOutput."),
         "{run}"
     );
     assert!(

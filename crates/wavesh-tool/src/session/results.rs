@@ -231,7 +231,7 @@ pub enum ToolError {
     )]
     BackgroundRefused,
     /// No task of this agent has the id.
-    #[error("no background task with ID {0}")]
+    #[error("no background task with ID {0}; TaskList lists the tasks this agent can reach")]
     UnknownTask(String),
     /// The task belonged to a subagent that has ended (TASK-4).
     #[error(
