@@ -224,14 +224,6 @@ impl WaveshServer {
             approved,
             ..CallContext::default()
         };
-        // Pending when the call starts: a task stopped by this very call is told in the
-        // next result, after the call's own answer.
-        let mut content: Vec<ContentBlock> = self
-            .session
-            .take_notifications()
-            .into_iter()
-            .map(|note| ContentBlock::text(note.text))
-            .collect();
         let outcome = self
             .session
             .call_tool_prepared(&name, &input, &ctx, prepared)
@@ -239,6 +231,23 @@ impl WaveshServer {
         watcher.abort();
         match outcome {
             Ok(output) => {
+                // The ends of tasks the model has not heard of, in front of the answer;
+                // never on an error (they wait for the next result), never the task this
+                // very TaskOutput or TaskStop answers about, and never one the model
+                // stopped itself (TaskStop's answer said so).
+                let own = ["task_id", "shell_id", "bash_id"]
+                    .iter()
+                    .find_map(|key| input.get(*key).and_then(serde_json::Value::as_str));
+                let mut content: Vec<ContentBlock> = self
+                    .session
+                    .take_notifications()
+                    .into_iter()
+                    .filter(|note| {
+                        !note.stopped_by_model
+                            && (name == "Bash" || Some(note.task_id.as_str()) != own)
+                    })
+                    .map(|note| ContentBlock::text(note.text))
+                    .collect();
                 if let Some(image) = &output.image {
                     // OUT-4: the model sees the image itself.
                     content.push(ContentBlock::image(
@@ -253,10 +262,7 @@ impl WaveshServer {
                 }
                 tool_result(content, &output)
             }
-            Err(error) => {
-                content.push(ContentBlock::text(error_text(&error)));
-                CallToolResult::error(content)
-            }
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error_text(&error))]),
         }
         .into()
     }

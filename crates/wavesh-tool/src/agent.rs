@@ -684,6 +684,7 @@ impl<'a> Agent<'a> {
                     text = format!("{body}{note}\n</task-notification>");
                 }
                 TaskNotification {
+                    stopped_by_model: job.stopped() == Some(StopCause::Model),
                     task_id: job.id().to_owned(),
                     status: job.status().word(),
                     exit_code: job.exit().map(|exit| exit.status.code()),

@@ -184,6 +184,8 @@ async fn task_4_stop_ends_the_tree_and_is_notified_as_stopped_by_you() {
         "{}",
         notes[0].text
     );
+    // BG-7 for the host; a host that showed the model TaskStop's answer can skip it.
+    assert!(notes[0].stopped_by_model);
 
     // Stopping it again is not an error: it had already finished.
     let again = fx
@@ -211,6 +213,7 @@ async fn bg_7_a_task_the_user_stopped_says_so() {
         .unwrap();
     fx.session.stop_task_by_user(&id).await.unwrap();
     let notes = fx.session.take_notifications();
+    assert!(!notes[0].stopped_by_model);
     assert!(
         notes[0].text.contains("was stopped by the user."),
         "{}",

@@ -241,8 +241,22 @@ async def tasks_scenario(binary):
                 check(text_of(stopped).startswith(f"Stopped task {long_task}"), text_of(stopped))
                 gone = await wait_for(lambda: not live_pids_with(f"300.{marker}"), 1.5)
                 check(gone, "stopped task left processes")
+                # The model stopped it and was told so: no notification of it follows.
                 result = await session.call_tool("Bash", {"command": "true"})
-                check("was stopped by you." in result.content[0].text, result.content[0].text)
+                check(all(long_task not in block.text for block in result.content), [b.text for b in result.content])
+
+                # A task that ends is told once: not in front of its own TaskOutput, and not
+                # on an error result (it waits for the next good one).
+                quick = (await session.call_tool("Bash", {"command": "echo quick", "run_in_background": True})).structured_content["backgroundTaskId"]
+                await asyncio.sleep(0.5)
+                own = await session.call_tool("TaskOutput", {"task_id": quick})
+                check(len(own.content) == 1 and "<task-notification>" not in text_of(own) and "quick" in text_of(own), [b.text for b in own.content])
+                later = (await session.call_tool("Bash", {"command": "echo later", "run_in_background": True})).structured_content["backgroundTaskId"]
+                await asyncio.sleep(0.5)
+                bad = await session.call_tool("TaskOutput", {"task_id": "bnope"})
+                check(bad.is_error and len(bad.content) == 1 and "<task-notification>" not in text_of(bad), [b.text for b in bad.content])
+                result = await session.call_tool("Bash", {"command": "true"})
+                check(f"<task-id>{later}</task-id>" in result.content[0].text, [b.text for b in result.content])
 
                 unknown = await session.call_tool("TaskStop", {"task_id": "bnope"})
                 check(unknown.is_error and "bnope" in text_of(unknown), text_of(unknown))

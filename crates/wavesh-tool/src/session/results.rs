@@ -177,6 +177,9 @@ pub struct TaskNotification {
     pub output_path: PathBuf,
     /// The `<task-notification>` text the host injects.
     pub text: String,
+    /// The model itself stopped it with TaskStop, whose answer already said so: a host
+    /// that shows the model every result (as `wavesh mcp` does) need not say it again.
+    pub stopped_by_model: bool,
 }
 
 /// A task as the host's UI lists it (TASK-5).
