@@ -333,7 +333,57 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
         "stale files",
         bash(&session, input("./bin/fmt --write .", None)).await,
     );
+    texts.add(
+        "killed by a signal",
+        bash(&session, input("echo before; kill -KILL $$", None)).await,
+    );
+    texts.add(
+        "TaskList",
+        session
+            .call_tool("TaskList", &json!({}), &CallContext::default())
+            .await
+            .unwrap()
+            .text,
+    );
     session.shutdown().await;
+
+    // Approvals, as wavesh decides them: a deny rule, a command that needs the user, and
+    // a call that asks to run without the sandbox.
+    let mut rules = wavesh_policy::settings::Settings::default();
+    rules
+        .add_json(
+            r#"{"permissions": {"deny": ["Bash(rm:*)"]}}"#,
+            wavesh_policy::settings::Level::Project,
+            std::path::Path::new(".claude/settings.json"),
+        )
+        .unwrap();
+    let mut builder = Session::builder(&fx.root);
+    builder
+        .private_base(fx.base.join("private"))
+        .config(config.clone())
+        .no_claude_settings()
+        .no_login_env()
+        .permissions(wavesh_tool::Permissions {
+            settings: std::sync::RwLock::new(rules),
+            approver: wavesh_tool::Approver::Wavesh,
+            mode: wavesh_policy::PermissionMode::Default,
+        });
+    let asking = builder.build().unwrap();
+    texts.add(
+        "approval denied by a rule",
+        bash(&asking, input("rm -rf build", None)).await,
+    );
+    texts.add(
+        "approval needed",
+        bash(&asking, input("touch new.txt", None)).await,
+    );
+    let mut unsandboxed = input("ls", None);
+    unsandboxed.dangerously_disable_sandbox = true;
+    texts.add(
+        "approval needed without the sandbox",
+        bash(&asking, unsandboxed).await,
+    );
+    asking.shutdown().await;
 
     // Wording checks over everything the model read.
     for (name, text) in &texts.all {
