@@ -106,14 +106,30 @@ impl Fs for RealFs {
         git_config_list(dir, git_dir)
     }
 
+    /// Regular files only (RO-16): judging a command never opens a pipe, a terminal or a
+    /// device. `/dev/stdin`, `/dev/fd/0` and `/proc/self/fd/0` name this process's own
+    /// stdin, which over MCP stdio is the JSON-RPC stream; reading it would eat the
+    /// client's next messages, and a FIFO would block the open itself. The path is
+    /// checked before the open, and the descriptor after it (without blocking, without
+    /// becoming a controlling terminal), so a swap in between changes nothing.
     fn read(&self, path: &Path, max: u64) -> Option<Vec<u8>> {
         use std::io::Read;
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = options.open(path).ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
         let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .ok()?
-            .take(max)
-            .read_to_end(&mut bytes)
-            .ok()?;
+        file.take(max).read_to_end(&mut bytes).ok()?;
         Some(bytes)
     }
 }

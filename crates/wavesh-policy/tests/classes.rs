@@ -219,3 +219,38 @@ fn ro_9_secret_reasons_are_typed_where_they_are_found() {
         );
     }
 }
+
+/// RO-16: the classifier opens regular files only. A sed script that is a FIFO, this
+/// process's stdin or a device is not read (the open of a FIFO would block, and stdin is
+/// the host's own input), and a script it cannot read is not approved.
+#[test]
+fn ro_16_scripts_that_are_not_regular_files_are_never_opened() {
+    let s = Scratch::new("fifo");
+    s.file("notes.txt", "plain");
+    let fifo = s.work.join("script.sed");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+    let (done, finished) = std::sync::mpsc::channel();
+    let ctx = context(&s);
+    std::thread::spawn(move || {
+        let verdicts: Vec<bool> = [
+            "sed -f script.sed notes.txt",
+            "sed -f /dev/stdin notes.txt",
+            "sed -f /dev/fd/0 notes.txt",
+            "sed -f /proc/self/fd/0 notes.txt",
+            "sed -f /dev/tty notes.txt",
+            "sed -f /dev/zero notes.txt",
+        ]
+        .iter()
+        .map(|command| check(command, Dialect::Bash, &ctx).read_only)
+        .collect();
+        let _ = done.send(verdicts);
+    });
+    let verdicts = finished
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("judging the commands blocked on a file that is not regular");
+    assert_eq!(verdicts, [false; 6]);
+}

@@ -138,3 +138,49 @@ fn ro_7_check_jsonl_one_verdict_per_line() {
     assert_eq!(lines[3]["read_only"], false);
     assert!(lines[3]["error"].as_str().unwrap().contains("JSON string"));
 }
+
+/// RO-16: lines that name the checker's own stdin (the JSONL stream) are judged without
+/// reading it, so every line that follows is still answered, in order.
+#[test]
+fn ro_16_check_jsonl_answers_every_line_whatever_it_names() {
+    let ws = Workspace::new();
+    let mut cmd = ws.wavesh();
+    cmd.args(["check", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let named = [
+        "sed -f /dev/stdin x",
+        "sed -f /dev/fd/0 x",
+        "sed -f /proc/self/fd/0 x",
+        "awk -f /dev/stdin x",
+        "grep -f /proc/self/fd/0 x",
+        "ls -la",
+    ];
+    let mut input = String::new();
+    for n in 0..120 {
+        input.push_str(&serde_json::to_string(named[n % named.len()]).unwrap());
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        120,
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    for (n, line) in lines.iter().enumerate() {
+        assert_eq!(line["command"], named[n % named.len()], "line {n}");
+        // A sed or awk program that cannot be read is not approved; grep's patterns
+        // are only read, wherever they come from.
+        let read_only = matches!(n % named.len(), 4 | 5);
+        assert_eq!(line["read_only"], read_only, "line {n}: {line}");
+    }
+}

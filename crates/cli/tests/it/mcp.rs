@@ -30,6 +30,14 @@ fn raw_scenario(name: &str) {
 /// and object ids, a batch, an unknown tool, non-object arguments, a 300 MiB line: each
 /// answered within 1 s with its id when readable; serving goes on; peak memory under
 /// 100 MiB.
+/// RO-16: a command that names the server's own stdin (`/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`) or a FIFO is judged without opening it: the JSON-RPC message that
+/// follows it on stdin stays intact and is answered.
+#[test]
+fn ro_16_judging_a_command_never_reads_the_servers_stdin() {
+    raw_scenario("own-stdin");
+}
+
 #[test]
 fn mcp_2_bad_input_matrix_stdio() {
     raw_scenario("bad-input-stdio");

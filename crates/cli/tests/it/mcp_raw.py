@@ -640,7 +640,38 @@ def http_idle(binary, workspace):
     print("http-idle: ok")
 
 
+def own_stdin(binary, workspace):
+    """RO-16: judging a command never reads the server's own stdin, which on stdio is the
+    JSON-RPC stream. A call naming /dev/stdin, /dev/fd/0, /proc/self/fd/0 (or a FIFO) is
+    written in one go with the ping after it: both are answered, the ping intact."""
+    with open(os.path.join(workspace, "README"), "w") as f:
+        f.write("hello\n")
+    os.mkfifo(os.path.join(workspace, "fifo"))
+    server = Stdio(binary, workspace)
+    commands = [
+        "sed -f /dev/stdin README",
+        "sed -f /dev/fd/0 README",
+        "sed -f /proc/self/fd/0 README",
+        "sed -f fifo README",
+        "grep -f /dev/stdin README",
+        "awk -f /proc/self/fd/0 README",
+        "cat /dev/stdin",
+    ]
+    for n, command in enumerate(commands):
+        ping = {"jsonrpc": "2.0", "id": 600 + n, "method": "ping"}
+        server.proc.stdin.write(call(500 + n, "Bash", {"command": command, "timeout": 5000}) + b"\n" + dumps(ping) + b"\n")
+        server.proc.stdin.flush()
+        pong, _ = server.reply(600 + n, 10)
+        check(pong is not None and "result" in pong, f"{command}: the ping after it was not answered: {pong}")
+        answer, _ = server.reply(500 + n, 15)
+        check(answer is not None and "result" in answer, f"{command}: not answered: {answer}")
+        print(f"{command}: answered, and the next message too")
+    server.close()
+    print("own-stdin: ok")
+
+
 SCENARIOS = {
+    "own-stdin": own_stdin,
     "http-idle": http_idle,
     "bad-input-stdio": bad_input_stdio,
     "bad-input-http": bad_input_http,
