@@ -30,9 +30,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let env: Vec<(String, String)> = std::env::vars().collect();
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let settings = Settings::load(&cwd, home.as_deref(), &args.settings)?;
+    let git = git_context(&cwd, &env, &RealFs);
     let ctx = ClassifyContext {
         home: home.clone().unwrap_or_default(),
-        git: git_context(&cwd, &env, &RealFs),
+        git_secrets: wavesh_policy::git_history::secret_files(&cwd, &git),
+        git,
         paths: PathPolicy {
             confine_to_roots: args.confine,
             roots: vec![cwd.clone()],

@@ -60,6 +60,10 @@ pub struct ClassifyContext {
     pub cwd: PathBuf,
     /// The git guard's verdict for `cwd`.
     pub git: GitContext,
+    /// Files named like a secret in the repository's index or history (RO-17,
+    /// [`crate::git_history::secret_files`]): git commands that print contents from its
+    /// objects are not approved while there is one.
+    pub git_secrets: Vec<String>,
     /// Where auto-approved commands may read.
     pub paths: PathPolicy,
     /// Windows rules (UNC paths, no `xargs`).
@@ -372,6 +376,15 @@ fn judge(
     match name {
         "git" => {
             let paths = check_git(args, &|dir| git_dir_ok(dir, ctx, cwds))?;
+            if let Some(secret) = ctx.git_secrets.first()
+                && let Some((subcommand, rest)) = crate::git_history::subcommand(args)
+                && crate::git_history::prints_contents(&subcommand, &rest)
+            {
+                return Err(Reason::secret(format!(
+                    "this repository's git objects hold {secret}, named like a secret, and \
+                     `git {subcommand}` can print it from them"
+                )));
+            }
             for path in paths {
                 check_candidate(&path, &path, false, ctx, cwds)?;
             }

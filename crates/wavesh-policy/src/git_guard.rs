@@ -313,7 +313,7 @@ fn has_git_component(path: &Path) -> bool {
 }
 
 /// Walks up from `cwd`; `Ok(Some(dir))` is the trusted git directory.
-fn find_repository(cwd: &Path, fs: &dyn Fs) -> Result<Option<PathBuf>, String> {
+pub(crate) fn find_repository(cwd: &Path, fs: &dyn Fs) -> Result<Option<PathBuf>, String> {
     for level in cwd.ancestors() {
         let dot_git = level.join(".git");
         match fs.kind(&dot_git) {
@@ -759,7 +759,7 @@ pub fn cached_git_context(cwd: &Path, env: &[(String, String)]) -> GitContext {
 const READ_HOOKS: &[&str] = &["post-index-change", "reference-transaction"];
 
 /// The repository's common directory (a linked worktree's `commondir`).
-fn common_dir(git_dir: &Path, fs: &dyn Fs) -> PathBuf {
+pub(crate) fn common_dir(git_dir: &Path, fs: &dyn Fs) -> PathBuf {
     let Some(bytes) = fs.read(&git_dir.join("commondir"), 4096) else {
         return git_dir.to_path_buf();
     };

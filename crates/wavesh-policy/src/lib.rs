@@ -18,6 +18,7 @@ pub mod env;
 pub mod flags;
 pub mod git;
 pub mod git_guard;
+pub mod git_history;
 pub mod paths;
 pub mod prefix;
 mod reason;

@@ -114,9 +114,18 @@ impl Permissions {
     /// Analyses and decides `call` under the session's `sandbox` settings, once.
     pub(crate) fn prepare(&self, call: &Call<'_>, sandbox: &SandboxSettings) -> Prepared {
         let env: Vec<(String, String)> = std::env::vars().collect();
+        let git = cached_git_context(&call.cwd, &env);
+        // Only a command that can run git needs what git's objects hold (RO-17): cached
+        // per repository state, and never read for `ls`.
+        let git_secrets = if call.command.contains("git") {
+            wavesh_policy::git_history::secret_files(&call.cwd, &git)
+        } else {
+            Vec::new()
+        };
         let ctx = ClassifyContext {
             home: call.home.clone(),
-            git: cached_git_context(&call.cwd, &env),
+            git,
+            git_secrets,
             cwd: call.cwd.clone(),
             ..ClassifyContext::default()
         };
