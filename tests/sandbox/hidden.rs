@@ -66,3 +66,53 @@ async fn sbx_4_a_hidden_secret_never_reads_as_an_empty_file() {
     }
     write(&f.ws.join("README.md"), "hello\n");
 }
+
+/// RO-17, defence in depth: a run the user approved can print a secret file's contents
+/// from git's objects, where no mount hides it. The values of the workspace's secret
+/// files are masked in what the model reads, as scrubbed variables are.
+#[tokio::test]
+async fn ro_17_secret_values_printed_from_git_objects_are_masked() {
+    if !enforced_or_skip(Level::WorkspaceWrite) {
+        return;
+    }
+    let f = Fixture::new();
+    let token = format!("tok-{}", f.marker);
+    write(
+        &f.ws.join(".env"),
+        &format!(
+            "API_TOKEN={token}\nexport DB_PASSWORD=\"pw-{}\"\n",
+            f.marker
+        ),
+    );
+    crate::git(&f.ws, &["add", "-f", ".env"]);
+    crate::git(
+        &f.ws,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "oops",
+        ],
+    );
+    for (level, supervised) in configurations() {
+        let session = f.session(level, supervised);
+        for command in [
+            "git show HEAD:.env",
+            "git log -p -1",
+            "git cat-file -p HEAD:.env | cat",
+        ] {
+            let result = f.run(&session, command).await;
+            let what = format!("{level:?} (supervised: {supervised}): {command}");
+            assert!(!result.text.contains(&f.marker), "{what}: {}", result.text);
+            assert!(
+                result.text.contains("[scrubbed $API_TOKEN from .env]"),
+                "{what}: {}",
+                result.text
+            );
+        }
+        session.shutdown().await;
+    }
+}

@@ -573,6 +573,11 @@ impl Executor {
         };
         let prepared =
             crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
+        // The workspace's own secret files' values are masked too (RO-17, SBX-2).
+        let mut scrubbed = scrubbed;
+        scrubbed
+            .values
+            .extend(crate::sandbox::secret_file_values(&prepared.plan));
         Ok((
             prepared.child,
             Arc::new(SandboxOutcome {

@@ -17,6 +17,7 @@
 
 mod denial;
 mod env;
+mod file_values;
 mod plan;
 #[cfg(target_os = "linux")]
 mod scan;
@@ -33,6 +34,7 @@ use std::path::PathBuf;
 
 pub use denial::explain_denials;
 pub use env::{EnvFilter, Scrubbed, mask_file, mask_scrubbed};
+pub use file_values::secret_file_values;
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
