@@ -145,7 +145,8 @@ fn ro_5_git_dash_c_only_inside_the_same_repository() {
 fn ro_4_sed_script_files_are_read_and_scanned() {
     let s = Scratch::new("sed-f");
     s.file("ok.sed", "s/a/b/\n1,5p\n");
-    s.file("bad.sed", ":a\nN\nw /tmp/out\n");
+    s.file("bad.sed", "1,2p\nN\nw /tmp/out\n");
+    s.file("label.sed", ":a\nN\nw /tmp/out\n");
     let home = s.home.display();
     s.file("read.sed", &format!("1r {home}/.ssh/id_rsa\n"));
     s.file("in.txt", "a\n");
@@ -153,7 +154,8 @@ fn ro_4_sed_script_files_are_read_and_scanned() {
     assert!(approved(&s, "sed -nf ok.sed in.txt"));
     refused_because(&s, "sed -f bad.sed in.txt", "writes a file");
     refused_because(&s, "sed --file=bad.sed in.txt", "writes a file");
-    refused_because(&s, "sed -f read.sed in.txt", "secret");
+    refused_because(&s, "sed -f read.sed in.txt", "file command");
+    refused_because(&s, "sed -f label.sed in.txt", "label or branch");
     refused_because(&s, "sed -f missing.sed in.txt", "cannot be read");
 }
 

@@ -164,37 +164,28 @@ pub fn sed_script(script: &str) -> Result<Vec<String>, Reason> {
         i += 1;
         match command {
             '{' | '}' | ';' => {}
-            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' => {}
             'l' | 'L' | 'q' | 'Q' => {
                 skip_blank(&mut i);
                 while i < chars.len() && chars[i].is_ascii_digit() {
                     i += 1;
                 }
             }
+            // RO-15: what GNU sed reads differently from a plain reading is not
+            // approved. A label or branch target ends at whitespace in GNU sed, so
+            // `:a w out` is a label then a write; text commands, file reads and `F`/`v`
+            // have one-liner forms of their own. These ask.
             ':' | 'b' | 't' | 'T' | 'v' => {
-                // A label (or version) ends at `;` or a newline.
-                while i < chars.len() && !matches!(chars[i], ';' | '\n') {
-                    if command != ':' && chars[i] == '}' {
-                        break;
-                    }
-                    i += 1;
-                }
+                return err(format!(
+                    "has a label or branch (`{command}`), which GNU sed reads differently \
+                     from how it looks"
+                ));
             }
-            'a' | 'i' | 'c' => {
-                // Text to the end of the line; a trailing backslash continues it.
-                loop {
-                    let line = to_end_of_line(&mut i);
-                    if line.ends_with('\\') && i < chars.len() {
-                        i += 1;
-                        continue;
-                    }
-                    break;
-                }
-            }
-            'r' | 'R' => {
-                skip_blank(&mut i);
-                let file = to_end_of_line(&mut i);
-                reads.push(file);
+            'a' | 'i' | 'c' | 'r' | 'R' | 'F' => {
+                return err(format!(
+                    "has a text or file command (`{command}`) that is not approved without \
+                     asking"
+                ));
             }
             'w' | 'W' => return err(format!("writes a file (`{command}`)")),
             'e' => return err("executes a command (`e`)".into()),
@@ -587,6 +578,18 @@ mod tests {
         for bad in [
             "w out.txt",
             "1w /tmp/x",
+            ":a w out",
+            ":a\tw out",
+            ":a e id",
+            ":a;N;$!ba;s/\\n/ /g",
+            "/x/b end; w f",
+            "t x",
+            "r /etc/passwd",
+            "1R notes.txt",
+            "a text",
+            "1i\\\nheader",
+            "F",
+            "v 4.2",
             "s/a/b/w out",
             "s/a/b/e",
             "e touch x",
