@@ -87,7 +87,7 @@ fn sed(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
 /// inside `{}` blocks too; a label ends at `;` or a newline.
 pub fn sed_script(script: &str) -> Result<Vec<String>, Reason> {
     let chars: Vec<char> = script.chars().collect();
-    let mut reads = Vec::new();
+    let reads = Vec::new();
     let mut i = 0;
     let shown = wavesh_parse::shorten(script);
     let err = |what: String| Err(crate::refuse!("the sed script `{shown}` {what}"));
