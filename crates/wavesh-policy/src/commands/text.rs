@@ -82,9 +82,10 @@ fn sed(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     Ok(judgement)
 }
 
-/// Scans a sed script with GNU sed's grammar; `Ok` holds the files it reads (`r`, `R`),
-/// for the path policy. Writing (`w`, `W`, `s///w`) and executing (`e`, `s///e`) refuse,
-/// inside `{}` blocks too; a label ends at `;` or a newline.
+/// Scans a sed script with GNU sed's grammar and approves only the subset it reads
+/// exactly (RO-15); `Ok` holds the files the script reads, for the path policy (none,
+/// since `r` and `R` ask). Writing (`w`, `W`, `s///w`), executing (`e`, `s///e`), labels,
+/// branches, text and file commands refuse, inside `{}` blocks too.
 pub fn sed_script(script: &str) -> Result<Vec<String>, Reason> {
     let chars: Vec<char> = script.chars().collect();
     let reads = Vec::new();
