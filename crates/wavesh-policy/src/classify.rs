@@ -474,7 +474,8 @@ fn judge(
             input_names_are_safe(name, sub, producer)?;
         }
     }
-    for (root, walk) in recursive_reads(name, args, &parsed, &judgement, producer) {
+    let home = ctx.home.to_string_lossy();
+    for (root, walk) in recursive_reads(name, args, &parsed, &judgement, producer, &home) {
         if root.is_empty() {
             return Err(crate::refuse!(
                 "`{name}` gives the files to open from {}, which could name any path",
@@ -661,13 +662,15 @@ fn recursive_reads(
     parsed: &Parsed,
     judgement: &Judgement,
     producer: Option<&SimpleCommand>,
+    home: &str,
 ) -> Vec<(String, Walk)> {
+    // A root is walked where bash puts it: `~` is the home (RO-9).
     let operands = |skip_first: bool| -> Vec<String> {
         let mut roots: Vec<String> = parsed
             .operands
             .iter()
             .skip(usize::from(skip_first))
-            .map(|&i| args[i].value.clone())
+            .map(|&i| args[i].expanded(home))
             .collect();
         if roots.is_empty() {
             roots.push(".".into());
@@ -747,7 +750,7 @@ fn recursive_reads(
             let mut roots: Vec<String> = judgement
                 .path_words
                 .iter()
-                .map(|&i| args[i].value.clone())
+                .map(|&i| args[i].expanded(home))
                 .collect();
             if roots.is_empty() {
                 roots.push(".".into());
@@ -778,7 +781,7 @@ fn recursive_reads(
                         .take_while(|w| {
                             !w.value.starts_with('-') && !matches!(w.value.as_str(), "(" | "!")
                         })
-                        .map(|w| w.value.clone())
+                        .map(|w| w.expanded(home))
                         .collect();
                     let roots = if starts.is_empty() {
                         vec![".".to_owned()]

@@ -158,6 +158,11 @@ fn git_paths(args: &[Word]) -> Vec<String> {
             continue;
         }
         if value.starts_with('-') {
+            // A value attached to a short option (`-S../x`, `-O/path`) may name a file
+            // git opens: judged as a path too.
+            if !value.starts_with("--") && value.len() > 2 {
+                out.push(value[2..].to_owned());
+            }
             continue;
         }
         if let Some((_, path)) = value.split_once(':') {
@@ -232,10 +237,17 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), Reason> {
             {
                 return Err(crate::refuse!("`git tag {value}` is not a listing option"));
             }
-            listing |= name != "--quiet"
-                && name != "--verbose"
-                && name != "--color"
-                && name != "--no-color";
+            // Only these put git in list mode with operands (git's own rule: `--sort`,
+            // `--format`, `-i` and the like leave `NAME` a ref to create).
+            listing |= matches!(
+                name.as_str(),
+                "--list"
+                    | "--contains"
+                    | "--no-contains"
+                    | "--merged"
+                    | "--no-merged"
+                    | "--points-at"
+            );
             if WITH_VALUE.contains(&name.as_str()) && !long.contains('=') {
                 i += 1;
             }
@@ -259,7 +271,7 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), Reason> {
                     "`git {subcommand} -{c}` (in `{value}`) changes refs or is not a listing option"
                 ));
             }
-            listing |= cluster.chars().any(|c| c != 'q' && c != 'v');
+            listing |= cluster.contains('l');
             continue;
         }
         operands += 1;

@@ -40,6 +40,12 @@ pub fn absolute(path: &str, cwd: &Path) -> PathBuf {
 /// Why reading `path` (already `~`-expanded) is not auto-approved, if it is not: the
 /// path as written is judged against the secret list (lexically, no file system).
 pub fn check_read(path: &str, cwd: &Path, home: &Path, policy: &PathPolicy) -> Result<(), Reason> {
+    if let Some(link) = magic_link(path, cwd) {
+        return Err(Reason::secret(format!(
+            "`{path}` goes through {link}, a link the kernel follows before `..`, so the \
+             file it opens cannot be told from its name (it could be a secret)"
+        )));
+    }
     let resolved = absolute(path, cwd);
     if let Some(pattern) = secret_match(&resolved, home) {
         return Err(secret_reason(path, pattern));
@@ -50,6 +56,39 @@ pub fn check_read(path: &str, cwd: &Path, home: &Path, policy: &PathPolicy) -> R
         ));
     }
     Ok(())
+}
+
+/// The first magic link on the way to `path`, if any: `/proc/PID/cwd`, `root`, `fd/N`,
+/// `map_files/...` (also under `task/TID/`), and `/dev/fd/N`, `/dev/stdin` and the like,
+/// which point elsewhere whatever the text after them says (RO-9).
+fn magic_link(path: &str, cwd: &Path) -> Option<String> {
+    let joined;
+    let path = if path.starts_with('/') {
+        path
+    } else {
+        joined = format!("{}/{path}", cwd.display());
+        &joined
+    };
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    match parts.as_slice() {
+        ["dev", "fd" | "stdin" | "stdout" | "stderr", ..] => Some(format!("/dev/{}", parts[1])),
+        ["proc", _, rest @ ..] => {
+            let rest = match rest {
+                ["task", _, inner @ ..] => inner,
+                other => other,
+            };
+            match rest.first().copied() {
+                Some(link @ ("cwd" | "root" | "fd" | "map_files" | "exe")) => {
+                    Some(format!("/proc/{}/{link}", parts[1]))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 fn secret_reason(path: &str, pattern: &SecretPattern) -> Reason {

@@ -145,7 +145,7 @@ pub(super) const COMMANDS: &[Entry] = &[
     (
         "tree",
         Some(
-            "-a -d -l -f -x -L# -R -P$ -I$ -C -n -s -h -u -g -p -D -F -q -N -Q -r -t -c -v -U -i -A -S -J -X --noreport --dirsfirst --filesfirst --gitignore --matchdirs --ignore-case --prune --du --si --charset=$ --filelimit=# --sort=$ --timefmt=$ @files @writes",
+            "-a -d -l -f -x -L# -P$ -I$ -C -n -s -h -u -g -p -D -F -q -N -Q -r -t -c -v -U -i -A -S -J -X --noreport --dirsfirst --filesfirst --gitignore --matchdirs --ignore-case --prune --du --si --charset=$ --filelimit=# --sort=$ --timefmt=$ @files @writes",
         ),
         None,
     ),
