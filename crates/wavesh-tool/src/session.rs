@@ -28,6 +28,8 @@ use crate::task_tools::{
 };
 
 mod builder;
+#[cfg(target_os = "linux")]
+mod network;
 mod results;
 
 use builder::LoginEnvChoice;
@@ -39,6 +41,8 @@ pub use results::{
 
 /// How a session starts and ends its commands' processes.
 type Processes = (Arc<dyn Spawner>, Arc<dyn Signaller>);
+/// The session's network and, when it could not be had, the note saying so.
+type NetworkStart = (Option<wavesh_exec::net::SessionNetwork>, Option<String>);
 
 /// A directory as given and as resolved, for comparisons (CWD-4).
 #[derive(Debug, Clone)]

@@ -50,6 +50,10 @@ pub struct Plan {
     /// TCP connect stays open: the command reads over the network (`gh pr view`), an
     /// exception the host asks for explicitly.
     pub network: bool,
+    /// The command runs in the session's network namespace (NET-1) and reaches the
+    /// outside only through the proxy's listener for this scope (NET-2, NET-3); `network`
+    /// is then true, and means the namespace's loopback.
+    pub session_net: Option<crate::net::Scope>,
 }
 
 impl Plan {
@@ -119,6 +123,7 @@ impl Plan {
             scan_dirs,
             scan_trees,
             network,
+            session_net: None,
         }
     }
 

@@ -127,6 +127,7 @@ mod tests {
             scan_dirs: Vec::new(),
             scan_trees: Vec::new(),
             network: false,
+            session_net: None,
         };
         insta::assert_snapshot!(profile(&plan), @r#"
         (version 1)

@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 use super::wire::{Reader, Writer, read_exact, recv_frame, send_frame, write_all};
 use super::{KIND_CODE, KIND_SIGNAL, PROTOCOL, tag};
 
+pub(crate) mod zygote;
+
 /// One record between helper and subreaper: a tag and two integers.
 const RECORD: usize = 9;
 
@@ -163,6 +165,30 @@ pub(crate) fn run() -> i32 {
     if send_frame(host, &hello.0, &[]).is_err() {
         return 1;
     }
+    // NET-1: the session's network namespace, when the host asked for one; the host is
+    // told its listeners or why there is none.
+    let zygote = if std::env::var_os(super::NETWORK_ENV).is_some() {
+        let made = zygote::start(&[host, children.as_raw_fd()]);
+        let mut out = Writer::default();
+        out.u8(tag::NETWORK).u64(0);
+        let sent = match made {
+            Ok((zygote, listeners)) => {
+                out.i32(0).i32(0);
+                let raw: Vec<RawFd> = listeners.iter().map(|fd| fd.as_raw_fd()).collect();
+                send_frame(host, &out.0, &raw).map(|()| Some(zygote))
+            }
+            Err(why) => {
+                out.i32(-1).i32(0).bytes(why.as_bytes());
+                send_frame(host, &out.0, &[]).map(|()| None)
+            }
+        };
+        match sent {
+            Ok(zygote) => zygote,
+            Err(_) => return 1,
+        }
+    } else {
+        None
+    };
     let mut trees: HashMap<u64, Tree> = HashMap::new();
     // Subreapers of detached trees: they outlive the helper on purpose and are never
     // ended by it.
@@ -196,7 +222,11 @@ pub(crate) fn run() -> i32 {
         }
         if polls[1].revents != 0 {
             drain_signals(children.as_raw_fd());
-            let keep: Vec<libc::pid_t> = trees.values().map(|tree| tree.subreaper).collect();
+            let keep: Vec<libc::pid_t> = trees
+                .values()
+                .map(|tree| tree.subreaper)
+                .chain(zygote.as_ref().map(|z| z.pid))
+                .collect();
             end_adopted(&keep, &mut detached);
         }
         if polls[0].revents != 0 {
@@ -210,6 +240,7 @@ pub(crate) fn run() -> i32 {
                         &mut trees,
                         &mut detached,
                         &mut cgroups,
+                        zygote.as_ref(),
                     ) {
                         report(&error.to_string());
                     }
@@ -342,9 +373,35 @@ fn from_host(
     trees: &mut HashMap<u64, Tree>,
     detached: &mut Vec<libc::pid_t>,
     cgroups: &mut Option<std::path::PathBuf>,
+    zygote: Option<&zygote::Zygote>,
 ) -> io::Result<()> {
     let mut reader = Reader::new(payload);
     match reader.u8("tag")? {
+        // NET-1: a sandboxed command of a session with a network namespace is forked by
+        // the zygote, in that namespace; never here, in the host's.
+        tag::SPAWN if zygote.is_some() && is_sandboxed(payload, &fds) => {
+            let id = Reader::new(&payload[1..]).u64("id")?;
+            let zygote = zygote.expect("checked above");
+            match spawn_in_network(zygote, payload, fds) {
+                Ok(tree) => {
+                    if let Some(pidfd) = &tree.pidfd {
+                        let mut out = Writer::default();
+                        out.u8(tag::SUBREAPER).u64(id).i32(0).i32(0);
+                        let _ = send_frame(host, &out.0, &[pidfd.as_raw_fd()]);
+                    }
+                    trees.insert(id, tree);
+                }
+                Err(error) => {
+                    let mut out = Writer::default();
+                    out.u8(tag::FAILED)
+                        .u64(id)
+                        .i32(error.raw_os_error().unwrap_or(libc::EIO))
+                        .i32(0);
+                    let _ = send_frame(host, &out.0, &[]);
+                    return Err(error);
+                }
+            }
+        }
         tag::SPAWN => {
             let request = match parse_spawn(&mut reader, fds) {
                 Ok(request) => request,
@@ -407,6 +464,33 @@ fn from_host(
         }
     }
     Ok(())
+}
+
+/// Whether a spawn request is sandboxed: read from copies of its descriptors, which the
+/// parse consumes.
+fn is_sandboxed(payload: &[u8], fds: &[OwnedFd]) -> bool {
+    let copies: Vec<OwnedFd> = fds.iter().filter_map(|fd| fd.try_clone().ok()).collect();
+    parse_spawn(&mut Reader::new(&payload[1..]), copies).is_ok_and(|r| r.sandbox.is_some())
+}
+
+/// A sandboxed command's subreaper, forked by the zygote in the session's network
+/// namespace (NET-1); it is this process's child all the same.
+#[allow(unsafe_code)]
+fn spawn_in_network(
+    zygote: &zygote::Zygote,
+    payload: &[u8],
+    fds: Vec<OwnedFd>,
+) -> io::Result<Tree> {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+    let pid = zygote.spawn(payload, fds, OwnedFd::from(theirs))?;
+    // SAFETY: pidfd_open of our own unreaped child; a new descriptor or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    Ok(Tree {
+        subreaper: pid,
+        // SAFETY: a descriptor just returned to us, when there is one.
+        pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) }),
+        socket: OwnedFd::from(ours),
+    })
 }
 
 #[allow(unsafe_code)]

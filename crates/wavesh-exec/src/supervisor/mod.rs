@@ -73,11 +73,30 @@ mod tag {
     pub const HELLO: u8 = b'H';
     /// helper → host, right after the fork: the subreaper's pidfd.
     pub const SUBREAPER: u8 = b'R';
+    /// helper → host, after its hello when asked: the session network's listeners, or
+    /// why there is none (NET-1).
+    pub const NETWORK: u8 = b'N';
+}
+
+/// Set in the helper's environment when the host wants the session's network namespace.
+const NETWORK_ENV: &str = "WAVESH_SESSION_NETWORK";
+
+/// The session's network namespace as the helper made it (NET-1).
+#[derive(Debug)]
+pub enum Network {
+    /// Not asked for.
+    Off,
+    /// It could not be made: why (SBX-5).
+    Unavailable(String),
+    /// Made: listeners inside it on `127.0.0.1:`[`crate::net::PROXY_PORT`] and
+    /// [`crate::net::READ_PORT`], for
+    /// the host's proxy to accept on, until taken.
+    Ready(Option<[OwnedFd; 2]>),
 }
 
 /// The protocol version host and helper must share: a helper of another wavesh version
 /// is refused at start, not misread later.
-const PROTOCOL: i32 = 3;
+const PROTOCOL: i32 = 4;
 
 /// How long the host waits for a new helper's first words.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
@@ -147,6 +166,13 @@ struct Shared {
     cgroups: Option<crate::cgroup::CgroupSession>,
     /// Limits that ended commands, by the group of their shell, until asked for.
     fired: Mutex<HashMap<i32, crate::cgroup::LimitFired>>,
+    /// Whether each helper makes the session's network namespace.
+    network_wanted: bool,
+    /// The latest helper's network namespace.
+    network: Mutex<Network>,
+    /// Called with the listeners of every helper started after the first (its namespace
+    /// is new): the proxy accepts on them.
+    on_network: Mutex<Option<Box<dyn Fn([OwnedFd; 2]) + Send>>>,
 }
 
 struct Connection {
@@ -168,6 +194,8 @@ pub struct Options {
     pub cgroups: bool,
     /// Per-command limits (off by default); they need cgroups.
     pub limits: crate::cgroup::Limits,
+    /// The session's own network namespace for its sandboxed commands (NET-1).
+    pub network: bool,
 }
 
 impl Default for Options {
@@ -178,6 +206,7 @@ impl Default for Options {
         Options {
             cgroups: !off,
             limits: crate::cgroup::Limits::default(),
+            network: false,
         }
     }
 }
@@ -243,6 +272,9 @@ impl Supervisor {
             program: program.into(),
             cgroups,
             fired: Mutex::new(HashMap::new()),
+            network_wanted: options.network,
+            network: Mutex::new(Network::Off),
+            on_network: Mutex::new(None),
         });
         let supervisor = Supervisor { shared };
         let connection = supervisor.connect()?;
@@ -265,6 +297,7 @@ impl Supervisor {
             // helper's own would be readable in `/proc/1/environ` of a sandboxed
             // command's PID namespace, whose init is a fork of the helper.
             .env_clear()
+            .envs(self.shared.network_wanted.then_some((NETWORK_ENV, "1")))
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
@@ -296,6 +329,29 @@ impl Supervisor {
                 ),
             ));
         }
+        if self.shared.network_wanted {
+            let network = match expect_network(&reader) {
+                Ok(network) => network,
+                Err(error) => {
+                    let mut child = child;
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(error);
+                }
+            };
+            let mut hook = lock(&self.shared.on_network);
+            let network = match (network, hook.as_mut()) {
+                (Network::Ready(Some(listeners)), Some(hook)) => {
+                    hook(listeners);
+                    Network::Ready(None)
+                }
+                (network, _) => network,
+            };
+            if let Network::Unavailable(why) = &network {
+                tracing::warn!(%why, "the session has no network namespace; its sandboxed commands have no network");
+            }
+            *lock(&self.shared.network) = network;
+        }
         // Taken while the helper is our unreaped child: the pidfd is that process for good.
         let pidfd = rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
@@ -310,6 +366,27 @@ impl Supervisor {
             generation,
             pidfd,
         })
+    }
+
+    /// The session's network namespace (NET-1): whether there is one, and why not.
+    pub fn network_ready(&self) -> Result<bool, String> {
+        match &*lock(&self.shared.network) {
+            Network::Off => Ok(false),
+            Network::Unavailable(why) => Err(why.clone()),
+            Network::Ready(_) => Ok(true),
+        }
+    }
+
+    /// Hands the namespace's listeners to `accept`, now and for every helper started
+    /// later (a new helper's namespace is new).
+    pub fn on_network(&self, accept: impl Fn([OwnedFd; 2]) + Send + 'static) {
+        let mut hook = lock(&self.shared.on_network);
+        if let Network::Ready(listeners) = &mut *lock(&self.shared.network)
+            && let Some(listeners) = listeners.take()
+        {
+            accept(listeners);
+        }
+        *hook = Some(Box::new(accept));
     }
 
     /// Whether each command of this supervisor gets a cgroup of its own.
@@ -579,6 +656,46 @@ fn expect_hello(socket: &std::os::unix::net::UnixStream) -> io::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Reads the helper's second frame: the session's network namespace.
+fn expect_network(socket: &std::os::unix::net::UnixStream) -> io::Result<Network> {
+    socket.set_read_timeout(Some(HELLO_WAIT))?;
+    let frame = recv_frame(socket.as_raw_fd());
+    socket.set_read_timeout(None)?;
+    let Some((payload, fds)) = frame? else {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the supervisor exited before making the session's network",
+        ));
+    };
+    let mut reader = Reader::new(&payload);
+    let (kind, _, status, _) = (
+        reader.u8("tag")?,
+        reader.u64("id")?,
+        reader.i32("status")?,
+        reader.i32("value")?,
+    );
+    if kind != tag::NETWORK {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the supervisor did not say whether it made the session's network",
+        ));
+    }
+    if status != 0 {
+        let why = reader
+            .bytes("reason")
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        return Ok(Network::Unavailable(why));
+    }
+    let [a, b]: [OwnedFd; 2] = fds.try_into().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the session's network came without its two listeners",
+        )
+    })?;
+    Ok(Network::Ready(Some([a, b])))
 }
 
 /// Whether a spawn failed because the helper is gone (it died or its socket broke).

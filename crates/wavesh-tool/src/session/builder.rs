@@ -288,19 +288,36 @@ impl SessionBuilder {
 
     /// The spawner and signaller: a host's own spawner, else the supervisor where there is
     /// one and it starts, else direct children.
-    fn processes(&self) -> Result<Processes, SessionError> {
+    /// `network`: the session's sandboxed commands get a network namespace of their own
+    /// and the proxy (NET-1), where the supervisor can make it.
+    fn processes(
+        &self,
+        network: Option<&crate::sandbox::NetworkSettings>,
+        strict: bool,
+    ) -> Result<(Processes, NetworkStart), SessionError> {
         let direct = default_signaller();
         if let Some(spawner) = &self.spawner {
-            return Ok((Arc::clone(spawner), direct));
+            return Ok(((Arc::clone(spawner), direct), (None, None)));
         }
         #[cfg(target_os = "linux")]
         if let Some(program) = &self.supervisor {
             use wavesh_exec::supervisor::{SupervisedSignaller, SupervisedSpawner, Supervisor};
-            match Supervisor::start_with(program, &self.supervisor_options) {
+            let options = wavesh_exec::supervisor::Options {
+                network: network.is_some(),
+                ..self.supervisor_options
+            };
+            match Supervisor::start_with(program, &options) {
                 Ok(supervisor) => {
+                    let network = match network {
+                        Some(settings) => network::start(&supervisor, settings, strict)?,
+                        None => (None, None),
+                    };
                     return Ok((
-                        Arc::new(SupervisedSpawner::new(supervisor.clone())),
-                        Arc::new(SupervisedSignaller::new(supervisor, direct)),
+                        (
+                            Arc::new(SupervisedSpawner::new(supervisor.clone())),
+                            Arc::new(SupervisedSignaller::new(supervisor, direct)),
+                        ),
+                        network,
                     ));
                 }
                 Err(error)
@@ -314,7 +331,8 @@ impl SessionBuilder {
                 ),
             }
         }
-        Ok((Arc::new(DirectSpawner), direct))
+        let _ = (network, strict);
+        Ok(((Arc::new(DirectSpawner), direct), (None, None)))
     }
 
     /// Checks the workspace, chooses the shell and creates the private directory.
@@ -335,7 +353,13 @@ impl SessionBuilder {
         let settings_notes = self.sandbox_settings(&mut config, &root)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
         let dir_path = dir.path().to_path_buf();
-        let (spawner, signaller) = self.processes()?;
+        let wants_network = config.sandbox.level.is_sandboxed() && config.sandbox.network.enabled;
+        let ((spawner, signaller), (network, network_note)) = self.processes(
+            wants_network.then_some(&config.sandbox.network),
+            config.sandbox.strict,
+        )?;
+        let mut settings_notes = settings_notes;
+        settings_notes.extend(network_note);
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
@@ -353,6 +377,7 @@ impl SessionBuilder {
                 wavesh_exec::sandbox::home_is_writable(home, &writable)
             });
         executor.set_sandbox(sandbox_config);
+        executor.set_network(network);
         if let Some(home) = &self.home {
             executor.set_env("HOME", Some(home.clone().into_os_string()));
         }
