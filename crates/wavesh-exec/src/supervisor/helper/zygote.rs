@@ -22,7 +22,7 @@
 
 #![allow(unsafe_code)]
 
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::super::wire::{Reader, Writer, recv_frame, send_frame};
@@ -173,6 +173,9 @@ fn zygote(channel: OwnedFd) -> i32 {
 /// loopback up and opens the two listeners.
 fn enter_namespace() -> Result<Vec<OwnedFd>, String> {
     let root = rustix::process::geteuid().is_root();
+    // Read before the new user namespace, where they are unmapped until written.
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
     let flags = if root {
         libc::CLONE_NEWNET
     } else {
@@ -187,14 +190,17 @@ fn enter_namespace() -> Result<Vec<OwnedFd>, String> {
         }));
     }
     if !root {
-        let uid = rustix::process::getuid().as_raw();
-        let gid = rustix::process::getgid().as_raw();
         for (file, text) in [
             ("/proc/self/setgroups", "deny".to_owned()),
             ("/proc/self/uid_map", format!("{uid} {uid} 1")),
             ("/proc/self/gid_map", format!("{gid} {gid} 1")),
         ] {
-            std::fs::write(file, text).map_err(|e| format!("writing {file}: {e}"))?;
+            // Opened for writing only: no O_CREAT or O_TRUNC, which procfs refuses here.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(file)
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .map_err(|e| format!("writing {file}: {e}"))?;
         }
     }
     loopback_up()?;
