@@ -23,6 +23,7 @@ mod every_secret;
 mod everyday;
 mod harm;
 mod modes;
+mod network;
 
 use std::path::{Path, PathBuf};
 

@@ -359,7 +359,7 @@ impl SessionBuilder {
             config.sandbox.strict,
         )?;
         let mut settings_notes = settings_notes;
-        settings_notes.extend(network_note);
+        settings_notes.extend(network_note.clone());
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
@@ -426,7 +426,10 @@ impl SessionBuilder {
                          written by one. Commands get wavesh's own environment."
                             .to_owned()
                     })
-                }),
+                })
+                .into_iter()
+                .chain(network_note)
+                .reduce(|a, b| format!("{a}\n{b}")),
             ),
             selection,
             read_state: self.read_state.clone(),
