@@ -571,3 +571,176 @@ async fn net_1_escape_attacks_reach_nothing_outside() {
         "the unix socket outside was reached"
     );
 }
+
+/// NET-1, SBX-5: where the session's namespace cannot be made (an ordinary user without
+/// user namespaces, the `no-userns` mode), sandboxed commands keep no network at all,
+/// the first result says why, and a strict session refuses to start. Where it can be
+/// made, the session must have it: a namespace silently missing is a failure.
+#[tokio::test]
+async fn net_1_without_a_namespace_the_network_is_off_and_said() {
+    if !enforced_or_skip(Level::WorkspaceWrite) {
+        return;
+    }
+    let namespaces = wavesh_exec::sandbox::probe_namespaces().network_namespace == Some(true);
+    let f = Fixture::new();
+    let s = session(&f, Level::WorkspaceWrite, |_| {});
+    let probe = "python3 -c 'import socket;socket.socket()' && echo SOCKET-OK";
+    let result = f.run(&s, probe).await;
+    let second = f.run(&s, "echo again").await;
+    s.shutdown().await;
+    if namespaces {
+        assert!(result.text.contains("SOCKET-OK"), "{}", result.text);
+        assert!(
+            !result.text.contains("no network of its own"),
+            "{}",
+            result.text
+        );
+        return;
+    }
+    assert!(!result.text.contains("SOCKET-OK"), "{}", result.text);
+    assert!(
+        result
+            .text
+            .contains("The session has no network of its own ("),
+        "{}",
+        result.text
+    );
+    assert!(
+        !second.text.contains("no network of its own"),
+        "{}",
+        second.text
+    );
+    let mut config = ToolConfig::default();
+    config.sandbox.level = Level::WorkspaceWrite;
+    config.sandbox.strict = true;
+    let mut builder = Session::builder(&f.ws);
+    builder
+        .private_base(&f.private)
+        .no_login_env()
+        .home(&f.home)
+        .sandbox_level(Level::WorkspaceWrite)
+        .no_claude_settings()
+        .config(config)
+        .supervisor(crate::util::WAVESH);
+    let error = builder.build().map(drop).unwrap_err().to_string();
+    assert!(
+        error.contains("network namespace cannot be made") && error.contains("strict"),
+        "{error}"
+    );
+}
+
+/// NET-3: a command approved as read-only that reads over the network (`gh pr view`; the
+/// executor's `Request::network`) reaches the proxy's read port and nothing else: the
+/// read port refuses every host but api.github.com, and Landlock refuses a connection to
+/// the session's port and to the session's own servers. The same request at
+/// `workspace-write` reaches the upstream, so the refusals are the scope's.
+#[tokio::test]
+async fn net_3_a_read_only_read_reaches_the_read_port_only() {
+    use wavesh_exec::net::{NetPolicy, Proxy, ProxyRuntime, Scope, SessionNetwork};
+    use wavesh_exec::supervisor::{Options, SupervisedSignaller, SupervisedSpawner, Supervisor};
+    use wavesh_exec::{
+        Controls, Executor, Mode, OnTimeout, Outcome, PrivateDir, Request, TaskManager,
+    };
+    if !network_or_skip() {
+        return;
+    }
+    let up = Upstream::start();
+    let f = Fixture::new();
+    let supervisor = Supervisor::start_with(
+        crate::util::WAVESH,
+        &Options {
+            network: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(supervisor.network_ready(), Ok(true));
+    let runtime = Arc::new(ProxyRuntime::start().unwrap());
+    let proxy = Proxy::new(NetPolicy {
+        allowed: vec![
+            wavesh_exec::net::DomainPattern::parse(&format!("127.0.0.1:{}", up.port)).unwrap(),
+        ],
+        allowed_addresses: vec![IpAddr::from([127, 0, 0, 1])],
+        ..NetPolicy::default()
+    });
+    let (serving, handle) = (proxy.clone(), runtime.handle());
+    supervisor.on_network(move |[session, read]| {
+        serving.serve(session, Scope::Session, &handle).unwrap();
+        serving.serve(read, Scope::Read, &handle).unwrap();
+    });
+    let signaller: Arc<dyn wavesh_exec::Signaller> = Arc::new(SupervisedSignaller::new(
+        supervisor.clone(),
+        Arc::new(wavesh_exec::PosixSignaller),
+    ));
+    let dir = Arc::new(PrivateDir::create(Some(&f.private)).unwrap());
+    let mut executor = Executor::new(
+        wavesh_exec::resolve_default_shell().unwrap(),
+        dir,
+        Arc::new(SupervisedSpawner::new(supervisor)),
+        signaller.clone(),
+    );
+    executor.set_sandbox(wavesh_exec::sandbox::SandboxConfig {
+        roots: vec![f.ws.clone()],
+        private_dir: Some(f.private.clone()),
+        ..wavesh_exec::sandbox::SandboxConfig::default()
+    });
+    executor.set_network(Some(SessionNetwork {
+        proxy: proxy.clone(),
+        runtime,
+    }));
+    let tasks = TaskManager::new(signaller);
+    let run = |level: Level, command: String| {
+        let request = Request {
+            command,
+            cwd: f.ws.clone(),
+            mode: Mode::Foreground {
+                timeout: Duration::from_secs(60),
+                on_timeout: OnTimeout::Kill,
+            },
+            env: Vec::new(),
+            sandbox: level,
+            network: true,
+            roots: Vec::new(),
+        };
+        let (executor, tasks) = (&executor, &tasks);
+        async move {
+            match executor
+                .run(request, &Controls::default(), tasks)
+                .await
+                .unwrap()
+            {
+                Outcome::Finished(done) => {
+                    String::from_utf8_lossy(&done.output.read_head(1 << 16).unwrap()).into_owned()
+                }
+                Outcome::Backgrounded(_) => panic!("moved to the background"),
+            }
+        }
+    };
+    let port = up.port;
+    let through = format!(
+        "env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:{port}/read; echo rc=$?"
+    );
+    let read_only = run(Level::ReadOnly, format!("echo $HTTPS_PROXY; {through}")).await;
+    assert!(read_only.contains("http://127.0.0.1:39081"), "{read_only}");
+    assert!(
+        read_only.contains("reaches only api.github.com"),
+        "{read_only}"
+    );
+    for other in [39080, 18090] {
+        let direct = run(
+            Level::ReadOnly,
+            format!("python3 -c 'import socket;socket.create_connection((\"127.0.0.1\",{other}),timeout=5)'; echo rc=$?"),
+        )
+        .await;
+        assert!(
+            direct.contains("Permission denied") && !direct.contains("rc=0"),
+            "port {other}: {direct}"
+        );
+    }
+    let refusals = proxy.refusals_since(Scope::Read, Instant::now() - Duration::from_secs(600));
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert_eq!(up.hits(), 0);
+    let approved = run(Level::WorkspaceWrite, through.clone()).await;
+    assert!(approved.contains("upstream says /read"), "{approved}");
+    assert_eq!(up.hits(), 1);
+}
