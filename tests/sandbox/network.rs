@@ -293,6 +293,9 @@ async fn net_2_an_allowed_host_is_reached_through_the_proxy() {
     s.shutdown().await;
 }
 
+/// A change to a session's configuration.
+type Adjust = Box<dyn FnOnce(&mut ToolConfig)>;
+
 /// NET-2: refusals: a host nobody allowed, a denied one (deny wins over allow), a name
 /// allowed that resolves to loopback (the default refusal, no test allowance), each a
 /// 403 naming the host and the setting, and a note in the result naming it (SBX-4).
@@ -305,7 +308,7 @@ async fn net_2_refusals_name_the_host_and_the_setting() {
     let f = Fixture::new();
     let port = up.port;
     let other = port.wrapping_add(1).max(1024);
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut ToolConfig)>, String, Vec<String>)> = vec![
+    let cases: Vec<(&str, Adjust, String, Vec<String>)> = vec![
         (
             "not allowed",
             Box::new(allow_loopback),

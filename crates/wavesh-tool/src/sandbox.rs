@@ -340,12 +340,10 @@ impl SandboxSettings {
             }
             self.network.denied_domains.extend(denied_domains);
             match network.get("registries") {
-                None => {}
-                Some(serde_json::Value::Bool(on)) => {
-                    if allowed("network.registries", !on) {
-                        self.network.registries = *on;
-                    }
+                Some(serde_json::Value::Bool(on)) if allowed("network.registries", !on) => {
+                    self.network.registries = *on;
                 }
+                None | Some(serde_json::Value::Bool(_)) => {}
                 Some(other) => {
                     return Err(bad(format!(
                         "`sandbox.network.registries` must be true or false, not {other}"

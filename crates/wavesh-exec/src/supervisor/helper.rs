@@ -231,6 +231,17 @@ pub(crate) fn run() -> i32 {
         }
         if polls[0].revents != 0 {
             match recv_frame(host) {
+                // NET-1: a sandboxed command of a session with a network namespace is
+                // forked by the zygote, in that namespace; never here, in the host's.
+                Ok(Some((payload, fds)))
+                    if payload.first() == Some(&tag::SPAWN)
+                        && let Some(zygote) = &zygote
+                        && is_sandboxed(&payload, &fds) =>
+                {
+                    if let Err(error) = spawn_in_network(host, zygote, &payload, fds, &mut trees) {
+                        report(&error.to_string());
+                    }
+                }
                 Ok(Some((payload, fds))) => {
                     if let Err(error) = from_host(
                         host,
@@ -240,7 +251,6 @@ pub(crate) fn run() -> i32 {
                         &mut trees,
                         &mut detached,
                         &mut cgroups,
-                        zygote.as_ref(),
                     ) {
                         report(&error.to_string());
                     }
@@ -373,35 +383,9 @@ fn from_host(
     trees: &mut HashMap<u64, Tree>,
     detached: &mut Vec<libc::pid_t>,
     cgroups: &mut Option<std::path::PathBuf>,
-    zygote: Option<&zygote::Zygote>,
 ) -> io::Result<()> {
     let mut reader = Reader::new(payload);
     match reader.u8("tag")? {
-        // NET-1: a sandboxed command of a session with a network namespace is forked by
-        // the zygote, in that namespace; never here, in the host's.
-        tag::SPAWN if zygote.is_some() && is_sandboxed(payload, &fds) => {
-            let id = Reader::new(&payload[1..]).u64("id")?;
-            let zygote = zygote.expect("checked above");
-            match spawn_in_network(zygote, payload, fds) {
-                Ok(tree) => {
-                    if let Some(pidfd) = &tree.pidfd {
-                        let mut out = Writer::default();
-                        out.u8(tag::SUBREAPER).u64(id).i32(0).i32(0);
-                        let _ = send_frame(host, &out.0, &[pidfd.as_raw_fd()]);
-                    }
-                    trees.insert(id, tree);
-                }
-                Err(error) => {
-                    let mut out = Writer::default();
-                    out.u8(tag::FAILED)
-                        .u64(id)
-                        .i32(error.raw_os_error().unwrap_or(libc::EIO))
-                        .i32(0);
-                    let _ = send_frame(host, &out.0, &[]);
-                    return Err(error);
-                }
-            }
-        }
         tag::SPAWN => {
             let request = match parse_spawn(&mut reader, fds) {
                 Ok(request) => request,
@@ -473,24 +457,53 @@ fn is_sandboxed(payload: &[u8], fds: &[OwnedFd]) -> bool {
     parse_spawn(&mut Reader::new(&payload[1..]), copies).is_ok_and(|r| r.sandbox.is_some())
 }
 
-/// A sandboxed command's subreaper, forked by the zygote in the session's network
-/// namespace (NET-1); it is this process's child all the same.
+/// Starts a sandboxed command's subreaper through the zygote, in the session's network
+/// namespace (NET-1); it is this process's child all the same, and the host hears of it
+/// as of any other.
 #[allow(unsafe_code)]
 fn spawn_in_network(
+    host: RawFd,
     zygote: &zygote::Zygote,
     payload: &[u8],
     fds: Vec<OwnedFd>,
-) -> io::Result<Tree> {
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
-    let pid = zygote.spawn(payload, fds, OwnedFd::from(theirs))?;
+    trees: &mut HashMap<u64, Tree>,
+) -> io::Result<()> {
+    let id = Reader::new(&payload[1..]).u64("id")?;
+    let forked = std::os::unix::net::UnixStream::pair().and_then(|(ours, theirs)| {
+        let pid = zygote.spawn(payload, fds, OwnedFd::from(theirs))?;
+        Ok((pid, ours))
+    });
+    let (pid, ours) = match forked {
+        Ok(forked) => forked,
+        Err(error) => {
+            let mut out = Writer::default();
+            out.u8(tag::FAILED)
+                .u64(id)
+                .i32(error.raw_os_error().unwrap_or(libc::EIO))
+                .i32(0);
+            let _ = send_frame(host, &out.0, &[]);
+            return Err(error);
+        }
+    };
     // SAFETY: pidfd_open of our own unreaped child; a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    Ok(Tree {
-        subreaper: pid,
-        // SAFETY: a descriptor just returned to us, when there is one.
-        pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) }),
-        socket: OwnedFd::from(ours),
-    })
+    // SAFETY: a descriptor just returned to us, when there is one.
+    let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+    // The pidfd goes to the host before the subreaper can do anything (PROC-2).
+    if let Some(pidfd) = &pidfd {
+        let mut out = Writer::default();
+        out.u8(tag::SUBREAPER).u64(id).i32(0).i32(0);
+        let _ = send_frame(host, &out.0, &[pidfd.as_raw_fd()]);
+    }
+    trees.insert(
+        id,
+        Tree {
+            subreaper: pid,
+            pidfd,
+            socket: OwnedFd::from(ours),
+        },
+    );
+    Ok(())
 }
 
 #[allow(unsafe_code)]

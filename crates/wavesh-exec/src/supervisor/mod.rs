@@ -78,6 +78,9 @@ mod tag {
     pub const NETWORK: u8 = b'N';
 }
 
+/// What the host does with a new helper's network listeners.
+type NetworkHook = Box<dyn Fn([OwnedFd; 2]) + Send>;
+
 /// Set in the helper's environment when the host wants the session's network namespace.
 const NETWORK_ENV: &str = "WAVESH_SESSION_NETWORK";
 
@@ -172,7 +175,7 @@ struct Shared {
     network: Mutex<Network>,
     /// Called with the listeners of every helper started after the first (its namespace
     /// is new): the proxy accepts on them.
-    on_network: Mutex<Option<Box<dyn Fn([OwnedFd; 2]) + Send>>>,
+    on_network: Mutex<Option<NetworkHook>>,
 }
 
 struct Connection {
