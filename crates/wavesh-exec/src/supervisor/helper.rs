@@ -168,23 +168,9 @@ pub(crate) fn run() -> i32 {
     // NET-1: the session's network namespace, when the host asked for one; the host is
     // told its listeners or why there is none.
     let zygote = if std::env::var_os(super::NETWORK_ENV).is_some() {
-        let made = zygote::start(&[host, children.as_raw_fd()]);
-        let mut out = Writer::default();
-        out.u8(tag::NETWORK).u64(0);
-        let sent = match made {
-            Ok((zygote, listeners)) => {
-                out.i32(0).i32(0);
-                let raw: Vec<RawFd> = listeners.iter().map(|fd| fd.as_raw_fd()).collect();
-                send_frame(host, &out.0, &raw).map(|()| Some(zygote))
-            }
-            Err(why) => {
-                out.i32(-1).i32(0).bytes(why.as_bytes());
-                send_frame(host, &out.0, &[]).map(|()| None)
-            }
-        };
-        match sent {
+        match zygote::start_for_host(host, children.as_raw_fd()) {
             Ok(zygote) => zygote,
-            Err(_) => return 1,
+            Err(()) => return 1,
         }
     } else {
         None
@@ -236,9 +222,9 @@ pub(crate) fn run() -> i32 {
                 Ok(Some((payload, fds)))
                     if payload.first() == Some(&tag::SPAWN)
                         && let Some(zygote) = &zygote
-                        && is_sandboxed(&payload, &fds) =>
+                        && zygote::is_sandboxed(&payload, &fds) =>
                 {
-                    if let Err(error) = spawn_in_network(host, zygote, &payload, fds, &mut trees) {
+                    if let Err(error) = zygote.start_subreaper(host, &payload, fds, &mut trees) {
                         report(&error.to_string());
                     }
                 }
@@ -447,62 +433,6 @@ fn from_host(
             ));
         }
     }
-    Ok(())
-}
-
-/// Whether a spawn request is sandboxed: read from copies of its descriptors, which the
-/// parse consumes.
-fn is_sandboxed(payload: &[u8], fds: &[OwnedFd]) -> bool {
-    let copies: Vec<OwnedFd> = fds.iter().filter_map(|fd| fd.try_clone().ok()).collect();
-    parse_spawn(&mut Reader::new(&payload[1..]), copies).is_ok_and(|r| r.sandbox.is_some())
-}
-
-/// Starts a sandboxed command's subreaper through the zygote, in the session's network
-/// namespace (NET-1); it is this process's child all the same, and the host hears of it
-/// as of any other.
-#[allow(unsafe_code)]
-fn spawn_in_network(
-    host: RawFd,
-    zygote: &zygote::Zygote,
-    payload: &[u8],
-    fds: Vec<OwnedFd>,
-    trees: &mut HashMap<u64, Tree>,
-) -> io::Result<()> {
-    let id = Reader::new(&payload[1..]).u64("id")?;
-    let forked = std::os::unix::net::UnixStream::pair().and_then(|(ours, theirs)| {
-        let pid = zygote.spawn(payload, fds, OwnedFd::from(theirs))?;
-        Ok((pid, ours))
-    });
-    let (pid, ours) = match forked {
-        Ok(forked) => forked,
-        Err(error) => {
-            let mut out = Writer::default();
-            out.u8(tag::FAILED)
-                .u64(id)
-                .i32(error.raw_os_error().unwrap_or(libc::EIO))
-                .i32(0);
-            let _ = send_frame(host, &out.0, &[]);
-            return Err(error);
-        }
-    };
-    // SAFETY: pidfd_open of our own unreaped child; a new descriptor or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    // SAFETY: a descriptor just returned to us, when there is one.
-    let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
-    // The pidfd goes to the host before the subreaper can do anything (PROC-2).
-    if let Some(pidfd) = &pidfd {
-        let mut out = Writer::default();
-        out.u8(tag::SUBREAPER).u64(id).i32(0).i32(0);
-        let _ = send_frame(host, &out.0, &[pidfd.as_raw_fd()]);
-    }
-    trees.insert(
-        id,
-        Tree {
-            subreaper: pid,
-            pidfd,
-            socket: OwnedFd::from(ours),
-        },
-    );
     Ok(())
 }
 

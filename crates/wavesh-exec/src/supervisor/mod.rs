@@ -24,9 +24,12 @@
 #![allow(unsafe_code)]
 
 mod helper;
+mod network;
 mod reaper;
 mod wire;
 
+pub use network::Network;
+use network::{NETWORK_ENV, NetworkHook};
 pub use reaper::{REAPER_ARG, run_reaper};
 
 use std::collections::HashMap;
@@ -76,25 +79,6 @@ mod tag {
     /// helper → host, after its hello when asked: the session network's listeners, or
     /// why there is none (NET-1).
     pub const NETWORK: u8 = b'N';
-}
-
-/// What the host does with a new helper's network listeners.
-type NetworkHook = Box<dyn Fn([OwnedFd; 2]) + Send>;
-
-/// Set in the helper's environment when the host wants the session's network namespace.
-const NETWORK_ENV: &str = "WAVESH_SESSION_NETWORK";
-
-/// The session's network namespace as the helper made it (NET-1).
-#[derive(Debug)]
-pub enum Network {
-    /// Not asked for.
-    Off,
-    /// It could not be made: why (SBX-5).
-    Unavailable(String),
-    /// Made: listeners inside it on `127.0.0.1:`[`crate::net::PROXY_PORT`] and
-    /// [`crate::net::READ_PORT`], for
-    /// the host's proxy to accept on, until taken.
-    Ready(Option<[OwnedFd; 2]>),
 }
 
 /// The protocol version host and helper must share: a helper of another wavesh version
@@ -332,28 +316,13 @@ impl Supervisor {
                 ),
             ));
         }
-        if self.shared.network_wanted {
-            let network = match expect_network(&reader) {
-                Ok(network) => network,
-                Err(error) => {
-                    let mut child = child;
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(error);
-                }
-            };
-            let mut hook = lock(&self.shared.on_network);
-            let network = match (network, hook.as_mut()) {
-                (Network::Ready(Some(listeners)), Some(hook)) => {
-                    hook(listeners);
-                    Network::Ready(None)
-                }
-                (network, _) => network,
-            };
-            if let Network::Unavailable(why) = &network {
-                tracing::warn!(%why, "the session has no network namespace; its sandboxed commands have no network");
-            }
-            *lock(&self.shared.network) = network;
+        if self.shared.network_wanted
+            && let Err(error) = network::adopt(&self.shared, &reader)
+        {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(error);
         }
         // Taken while the helper is our unreaped child: the pidfd is that process for good.
         let pidfd = rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| {
@@ -369,27 +338,6 @@ impl Supervisor {
             generation,
             pidfd,
         })
-    }
-
-    /// The session's network namespace (NET-1): whether there is one, and why not.
-    pub fn network_ready(&self) -> Result<bool, String> {
-        match &*lock(&self.shared.network) {
-            Network::Off => Ok(false),
-            Network::Unavailable(why) => Err(why.clone()),
-            Network::Ready(_) => Ok(true),
-        }
-    }
-
-    /// Hands the namespace's listeners to `accept`, now and for every helper started
-    /// later (a new helper's namespace is new).
-    pub fn on_network(&self, accept: impl Fn([OwnedFd; 2]) + Send + 'static) {
-        let mut hook = lock(&self.shared.on_network);
-        if let Network::Ready(listeners) = &mut *lock(&self.shared.network)
-            && let Some(listeners) = listeners.take()
-        {
-            accept(listeners);
-        }
-        *hook = Some(Box::new(accept));
     }
 
     /// Whether each command of this supervisor gets a cgroup of its own.
@@ -659,46 +607,6 @@ fn expect_hello(socket: &std::os::unix::net::UnixStream) -> io::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Reads the helper's second frame: the session's network namespace.
-fn expect_network(socket: &std::os::unix::net::UnixStream) -> io::Result<Network> {
-    socket.set_read_timeout(Some(HELLO_WAIT))?;
-    let frame = recv_frame(socket.as_raw_fd());
-    socket.set_read_timeout(None)?;
-    let Some((payload, fds)) = frame? else {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the supervisor exited before making the session's network",
-        ));
-    };
-    let mut reader = Reader::new(&payload);
-    let (kind, _, status, _) = (
-        reader.u8("tag")?,
-        reader.u64("id")?,
-        reader.i32("status")?,
-        reader.i32("value")?,
-    );
-    if kind != tag::NETWORK {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "the supervisor did not say whether it made the session's network",
-        ));
-    }
-    if status != 0 {
-        let why = reader
-            .bytes("reason")
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default();
-        return Ok(Network::Unavailable(why));
-    }
-    let [a, b]: [OwnedFd; 2] = fds.try_into().map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "the session's network came without its two listeners",
-        )
-    })?;
-    Ok(Network::Ready(Some([a, b])))
 }
 
 /// Whether a spawn failed because the helper is gone (it died or its socket broke).

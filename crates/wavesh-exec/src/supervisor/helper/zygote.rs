@@ -25,7 +25,11 @@
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+use std::collections::HashMap;
+
+use super::super::tag;
 use super::super::wire::{Reader, Writer, recv_frame, send_frame};
+use super::Tree;
 
 use crate::net::{PROXY_PORT, READ_PORT};
 
@@ -37,6 +41,26 @@ pub(crate) struct Zygote {
 
 fn last_error(what: &str) -> String {
     format!("{what}: {}", io::Error::last_os_error())
+}
+
+/// The helper's start, when the host asked for the session's network: makes the
+/// zygote and tells the host its listeners or why there is none. `Err`: the host is
+/// gone.
+pub(super) fn start_for_host(host: RawFd, children: RawFd) -> Result<Option<Zygote>, ()> {
+    let mut out = Writer::default();
+    out.u8(tag::NETWORK).u64(0);
+    match start(&[host, children]) {
+        Ok((zygote, listeners)) => {
+            out.i32(0).i32(0);
+            let raw: Vec<RawFd> = listeners.iter().map(AsRawFd::as_raw_fd).collect();
+            send_frame(host, &out.0, &raw).map(|()| Some(zygote))
+        }
+        Err(why) => {
+            out.i32(-1).i32(0).bytes(why.as_bytes());
+            send_frame(host, &out.0, &[]).map(|()| None)
+        }
+    }
+    .map_err(drop)
 }
 
 /// Forks the zygote. Returns it and the two listeners (session port, read port), or why
@@ -131,6 +155,64 @@ impl Zygote {
             return Err(io::Error::from_raw_os_error(-value));
         }
         Ok(value)
+    }
+}
+
+/// Whether a spawn request is sandboxed: read from copies of its descriptors, which the
+/// parse consumes.
+pub(super) fn is_sandboxed(payload: &[u8], fds: &[OwnedFd]) -> bool {
+    let copies: Vec<OwnedFd> = fds.iter().filter_map(|fd| fd.try_clone().ok()).collect();
+    super::parse_spawn(&mut Reader::new(&payload[1..]), copies).is_ok_and(|r| r.sandbox.is_some())
+}
+
+impl Zygote {
+    /// Starts a sandboxed command's subreaper through the zygote, in the session's
+    /// network namespace (NET-1); it is the helper's child all the same, and the host
+    /// hears of it as of any other.
+    pub(super) fn start_subreaper(
+        &self,
+        host: RawFd,
+        payload: &[u8],
+        fds: Vec<OwnedFd>,
+        trees: &mut HashMap<u64, Tree>,
+    ) -> io::Result<()> {
+        let id = Reader::new(&payload[1..]).u64("id")?;
+        let forked = std::os::unix::net::UnixStream::pair().and_then(|(ours, theirs)| {
+            let pid = self.spawn(payload, fds, OwnedFd::from(theirs))?;
+            Ok((pid, ours))
+        });
+        let (pid, ours) = match forked {
+            Ok(forked) => forked,
+            Err(error) => {
+                let mut out = Writer::default();
+                out.u8(tag::FAILED)
+                    .u64(id)
+                    .i32(error.raw_os_error().unwrap_or(libc::EIO))
+                    .i32(0);
+                let _ = send_frame(host, &out.0, &[]);
+                return Err(error);
+            }
+        };
+        // SAFETY: pidfd_open of our own unreaped child; a new descriptor or -1.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+        // SAFETY: a descriptor just returned to us, when there is one.
+        let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+        // The pidfd goes to the host at once, so a command that stops its subreaper is
+        // resumed (PROC-2).
+        if let Some(pidfd) = &pidfd {
+            let mut out = Writer::default();
+            out.u8(tag::SUBREAPER).u64(id).i32(0).i32(0);
+            let _ = send_frame(host, &out.0, &[pidfd.as_raw_fd()]);
+        }
+        trees.insert(
+            id,
+            Tree {
+                subreaper: pid,
+                pidfd,
+                socket: OwnedFd::from(ours),
+            },
+        );
+        Ok(())
     }
 }
 
@@ -244,7 +326,7 @@ fn listen(port: u16) -> Result<OwnedFd, String> {
 /// Forks a command's subreaper as the helper's child. Returns its pid or `-errno`.
 fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: OwnedFd) -> i32 {
     let mut reader = Reader::new(payload);
-    if reader.u8("tag").ok() != Some(super::super::tag::SPAWN) {
+    if reader.u8("tag").ok() != Some(tag::SPAWN) {
         return -libc::EINVAL;
     }
     let request = match super::parse_spawn(&mut reader, fds) {
