@@ -468,7 +468,11 @@ async fn kill_a_wrong_supervisor_falls_back_to_process_groups() {
     // The fallback spawns directly and says so first (PROC-1), then which sandbox
     // guarantees that costs (SBX-5).
     let (said, rest) = result.text.split_once('\n').unwrap_or((&result.text, ""));
-    assert!(said.contains("supervisor could not start"), "{}", result.text);
+    assert!(
+        said.contains("supervisor could not start"),
+        "{}",
+        result.text
+    );
     let (output, note) = rest.split_once('\n').unwrap_or((rest, ""));
     assert_eq!(output, "direct");
     if wavesh_exec::sandbox::support().process_isolation {

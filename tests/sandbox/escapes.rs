@@ -21,8 +21,11 @@ async fn run_attacks(
     supervised: bool,
     attacks: &[(&str, String)],
     redact: &dyn Fn(&str) -> String,
+    own_network: bool,
 ) -> String {
-    let session = fixture.session(level, supervised);
+    let session = fixture.session_with(level, supervised, |config| {
+        config.sandbox.network.enabled = own_network;
+    });
     let before = fixture.snapshot();
     let mut transcript = String::new();
     for (name, command) in attacks {
@@ -54,11 +57,24 @@ async fn each_configuration(
     attacks: &[(&str, String)],
     redact: &dyn Fn(&str) -> String,
 ) {
+    each_configuration_with(fixture, snapshot, attacks, redact, true).await;
+}
+
+/// [`each_configuration`]; `own_network` false: the sessions have no network of their
+/// own (NET-1 off), so a sandboxed command has no socket at all.
+async fn each_configuration_with(
+    fixture: &Fixture,
+    snapshot: &str,
+    attacks: &[(&str, String)],
+    redact: &dyn Fn(&str) -> String,
+    own_network: bool,
+) {
     for (level, supervised) in configurations() {
         if !enforced_or_skip(level) {
             continue;
         }
-        let transcript = run_attacks(fixture, level, supervised, attacks, redact).await;
+        let transcript =
+            run_attacks(fixture, level, supervised, attacks, redact, own_network).await;
         if supervised && wavesh_exec::sandbox::support().process_isolation {
             insta::assert_snapshot!(
                 format!("{snapshot}-{}-supervised", level.name()),
@@ -352,7 +368,9 @@ async fn sbx_2_no_network() {
         }
         text
     };
-    each_configuration(&f, "network", &attacks, &redact).await;
+    // Without a network of the session's own: no socket at all. With one, the same
+    // attacks are `network::net_1_escape_attacks_reach_nothing_outside`.
+    each_configuration_with(&f, "network", &attacks, &redact, false).await;
     assert!(tcp4.accept().is_err(), "a TCP v4 connection came through");
     if let Some(tcp6) = &tcp6 {
         tcp6.set_nonblocking(true).unwrap();

@@ -24,6 +24,7 @@ mod everyday;
 mod harm;
 mod hidden;
 mod modes;
+mod network;
 
 use std::path::{Path, PathBuf};
 

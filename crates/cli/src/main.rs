@@ -3,6 +3,7 @@
 
 mod args;
 mod check;
+mod net_report;
 mod printer;
 mod progress;
 
@@ -516,6 +517,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
     let support = &probe_namespaces();
     let levels = [Level::ReadOnly, Level::WorkspaceWrite];
     let processes = process_trees();
+    let (network_text, network_json) = net_report::session_network();
     if args.json {
         let missing: serde_json::Map<String, serde_json::Value> = levels
             .iter()
@@ -541,6 +543,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
             "seatbelt": support.seatbelt,
             "missing": missing,
             "process_trees": processes,
+            "session_network": network_json,
         });
         printer::stdout_line(&value.to_string());
         return ExitCode::SUCCESS;
@@ -575,6 +578,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         ));
     }
     printer::stdout_line(&format!("process trees: {processes}"));
+    printer::stdout_line(&network_text);
     for level in levels {
         let missing = support.missing(level);
         if missing.is_empty() {

@@ -147,6 +147,8 @@ pub struct SandboxOutcome {
     /// The directory it started in: relative paths of its error lines are judged from
     /// it.
     pub cwd: PathBuf,
+    /// The session's proxy, when the command could use it: its refusals are noted.
+    pub network: Option<crate::net::NetworkUse>,
 }
 
 /// A command now running as a background task.
@@ -215,6 +217,8 @@ pub struct Executor {
     output_cap: Option<u64>,
     search: Option<PathBuf>,
     sandbox: SandboxConfig,
+    /// The session's network namespace and proxy (NET-1, NET-2), when it has them.
+    network: Option<crate::net::SessionNetwork>,
 }
 
 /// The default output cap: 5 GiB (BG-8).
@@ -250,6 +254,7 @@ impl Executor {
             output_cap: Some(DEFAULT_OUTPUT_CAP),
             search: None,
             sandbox: SandboxConfig::default(),
+            network: None,
         }
     }
 
@@ -266,6 +271,16 @@ impl Executor {
 
     /// Sets what every sandboxed command of this executor is confined by: the writable
     /// roots, the secrets, the environment filter, strictness.
+    pub fn set_network(&mut self, network: Option<crate::net::SessionNetwork>) {
+        self.network = network;
+    }
+
+    /// The session's network, if it has one.
+    pub fn network(&self) -> Option<&crate::net::SessionNetwork> {
+        self.network.as_ref()
+    }
+
+    /// Sets the sandbox configuration.
     pub fn set_sandbox(&mut self, config: SandboxConfig) {
         self.sandbox = config;
     }
@@ -562,7 +577,7 @@ impl Executor {
             tmp_dir: tmp.to_path_buf(),
             cwd: request.cwd.clone(),
         };
-        let plan = if request.roots.is_empty() {
+        let mut plan = if request.roots.is_empty() {
             Plan::new(request.sandbox, &self.sandbox, &files, request.network)
         } else {
             let config = SandboxConfig {
@@ -571,6 +586,19 @@ impl Executor {
             };
             Plan::new(request.sandbox, &config, &files, request.network)
         };
+        let network = self.network.as_ref().and_then(|network| {
+            let scope = crate::net::scope_for(&mut plan)?;
+            env.extend(
+                crate::net::proxy_env(scope)
+                    .into_iter()
+                    .map(|(k, v)| (k, Some(v))),
+            );
+            Some(crate::net::NetworkUse {
+                proxy: Arc::clone(&network.proxy),
+                scope,
+                since: Instant::now(),
+            })
+        });
         let prepared =
             crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
         // The workspace's own secret files' values are masked too (RO-17, SBX-2).
@@ -585,6 +613,7 @@ impl Executor {
                 missing: prepared.missing,
                 scrubbed,
                 cwd: request.cwd.clone(),
+                network,
             }),
         ))
     }

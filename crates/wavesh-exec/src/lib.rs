@@ -18,6 +18,7 @@ pub mod env_vars;
 mod executor;
 mod job;
 pub mod kill;
+pub mod net;
 mod output;
 mod private_dir;
 #[cfg(any(target_os = "linux", test))]

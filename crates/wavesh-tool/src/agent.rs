@@ -68,6 +68,7 @@ impl<'a> ModelView<'a> {
     fn notes(self, output: &str) -> Vec<String> {
         self.denial_note(output)
             .into_iter()
+            .chain(self.network_note())
             .chain(self.missing_note())
             .collect()
     }
@@ -76,6 +77,11 @@ impl<'a> ModelView<'a> {
     fn denial_note(self, output: &str) -> Option<String> {
         let sandbox = self.0?;
         wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, &sandbox.cwd)
+    }
+
+    /// The hosts the session's proxy refused while the command ran (SBX-4, NET-2).
+    fn network_note(self) -> Option<String> {
+        self.0?.network.as_ref()?.note()
     }
 
     fn missing_note(self) -> Option<String> {
@@ -776,6 +782,7 @@ mod tests {
                 scan_trees: Vec::new(),
                 network: false,
                 found_secrets: Vec::new(),
+                session_net: None,
             },
             missing: Vec::new(),
             scrubbed: Scrubbed {
@@ -783,6 +790,7 @@ mod tests {
                 values: vec![("T".into(), "secretvalue123".into())],
             },
             cwd: "/".into(),
+            network: None,
         };
         let view = ModelView(Some(&outcome));
         let path = std::env::temp_dir().join(format!("wavesh-page-{}", std::process::id()));

@@ -31,7 +31,7 @@ pub use description::{
 };
 pub use input::{BashInput, InputError, parse_bash_input};
 pub use permissions::{Approver, Permissions, Prepared, Verdict};
-pub use sandbox::SandboxSettings;
+pub use sandbox::{NetworkSettings, SandboxSettings};
 pub use session::{
     BashResult, CallContext, ProcessPath, Session, SessionBuilder, SessionError, Subagent,
     TaskInfo, TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError,

@@ -78,6 +78,55 @@ pub struct SandboxSettings {
     pub env_deny: Vec<String>,
     /// Variables kept although a deny pattern matches.
     pub env_allow: Vec<String>,
+    /// The session's network: its own namespace and the proxy's policy (NET).
+    pub network: NetworkSettings,
+}
+
+/// The session's network (NET-1..3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkSettings {
+    /// A network namespace of the session's own with a proxy as its only way out (on by
+    /// default for a supervised, sandboxed session); off, sandboxed commands have no
+    /// network at all.
+    pub enabled: bool,
+    /// `sandbox.network.allowedDomains`: reachable through the proxy.
+    pub allowed_domains: Vec<String>,
+    /// `sandbox.network.deniedDomains`: refused whatever allows them.
+    pub denied_domains: Vec<String>,
+    /// The `registries` preset (package registries; on by default).
+    pub registries: bool,
+    /// Loopback or private addresses the proxy may connect to all the same: for a test's
+    /// own upstream server, never set from a settings file.
+    pub allowed_addresses: Vec<std::net::IpAddr>,
+}
+
+impl Default for NetworkSettings {
+    fn default() -> Self {
+        NetworkSettings {
+            enabled: true,
+            allowed_domains: Vec::new(),
+            denied_domains: Vec::new(),
+            registries: true,
+            allowed_addresses: Vec::new(),
+        }
+    }
+}
+
+impl NetworkSettings {
+    /// The proxy's policy; an error names the entry that is not a domain.
+    pub fn policy(&self) -> Result<wavesh_exec::net::NetPolicy, String> {
+        let parse = |list: &[String]| {
+            list.iter()
+                .map(|d| wavesh_exec::net::DomainPattern::parse(d))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(wavesh_exec::net::NetPolicy {
+            allowed: parse(&self.allowed_domains)?,
+            denied: parse(&self.denied_domains)?,
+            registries: self.registries,
+            allowed_addresses: self.allowed_addresses.clone(),
+        })
+    }
 }
 
 impl Default for SandboxSettings {
@@ -96,6 +145,7 @@ impl Default for SandboxSettings {
             deny_write: Vec::new(),
             env_deny: EnvFilter::default().deny,
             env_allow: Vec::new(),
+            network: NetworkSettings::default(),
         }
     }
 }
@@ -268,11 +318,42 @@ impl SandboxSettings {
                 }
             }
         }
-        if let Some(network) = sandbox.get("network").and_then(|n| n.as_object()) {
-            // wavesh has no proxy: the network is off in the sandbox, whatever the domain
-            // lists say; unix sockets stay closed too.
+        if let Some(network) = sandbox.get("network") {
+            // NET-2: the proxy's policy. From a file a command could have written only
+            // what tightens applies: denied domains, and the registries preset off.
+            let network = network
+                .as_object()
+                .ok_or_else(|| bad("`sandbox.network` must be an object".into()))?;
+            let allowed_domains = strings(
+                network.get("allowedDomains"),
+                "network.allowedDomains",
+                &bad,
+            )?;
+            let denied_domains =
+                strings(network.get("deniedDomains"), "network.deniedDomains", &bad)?;
+            for domain in allowed_domains.iter().chain(&denied_domains) {
+                wavesh_exec::net::DomainPattern::parse(domain)
+                    .map_err(|why| bad(format!("`sandbox.network`: {why}")))?;
+            }
+            if !allowed_domains.is_empty() && allowed("network.allowedDomains", false) {
+                self.network.allowed_domains.extend(allowed_domains);
+            }
+            self.network.denied_domains.extend(denied_domains);
+            match network.get("registries") {
+                Some(serde_json::Value::Bool(on)) if allowed("network.registries", !on) => {
+                    self.network.registries = *on;
+                }
+                None | Some(serde_json::Value::Bool(_)) => {}
+                Some(other) => {
+                    return Err(bad(format!(
+                        "`sandbox.network.registries` must be true or false, not {other}"
+                    )));
+                }
+            }
             for key in network.keys() {
-                tracing::warn!(file = %path.display(), "sandbox.network.{key} is not supported by wavesh (the sandbox has no network at all); ignored");
+                if !["allowedDomains", "deniedDomains", "registries"].contains(&key.as_str()) {
+                    tracing::warn!(file = %path.display(), "sandbox.network.{key} is not supported by wavesh; ignored");
+                }
             }
         }
         for key in &ignored {

@@ -27,6 +27,8 @@ use crate::task_tools::{
 };
 
 mod builder;
+#[cfg(target_os = "linux")]
+mod network;
 mod results;
 
 use builder::LoginEnvChoice;
@@ -71,6 +73,8 @@ impl std::fmt::Display for ProcessPath {
         }
     }
 }
+/// The session's network and, when it could not be had, the note saying so.
+type NetworkStart = (Option<wavesh_exec::net::SessionNetwork>, Option<String>);
 
 /// A directory as given and as resolved, for comparisons (CWD-4).
 #[derive(Debug, Clone)]

@@ -266,6 +266,7 @@ mod tests {
             scan_trees: Vec::new(),
             network: false,
             found_secrets: Vec::new(),
+            session_net: None,
         }
     }
 

@@ -20,8 +20,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, Scope,
+    ABI, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope,
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -298,7 +298,7 @@ struct Reads {
     /// one with network, made ahead for the next command ([`landlock_ruleset`]): adding a
     /// few hundred rules is most of a sandboxed command's cost, and a ruleset can be
     /// entered by one command only once its own rules are in.
-    spares: std::sync::Mutex<[Option<landlock::RulesetCreated>; 2]>,
+    spares: std::sync::Mutex<[Option<landlock::RulesetCreated>; 3]>,
 }
 
 /// What the reads of a plan depend on.
@@ -405,7 +405,7 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         landlock,
         hidden,
         allowed,
-        spares: Mutex::new([None, None]),
+        spares: Mutex::new([None, None, None]),
     });
     if cache.len() == ENTRIES {
         cache.remove(0);
@@ -421,22 +421,28 @@ fn landlock_error(what: &str) -> impl FnOnce(landlock::RulesetError) -> (String,
 
 /// A command's ruleset before its own rules: the rights it handles and the read rules
 /// around the secrets.
+/// `slot`: 0 no TCP at all, 1 connect only (the host's network, for reads), 2 bind and
+/// connect (the session's own network namespace, where only loopback exists: NET-1).
 fn base_ruleset(
     allowed: &[(OwnedFd, bool)],
-    network: bool,
+    slot: usize,
 ) -> Result<landlock::RulesetCreated, BuildError> {
     let abi = ABI::V5;
-    let net: BitFlags<AccessNet> = if network {
-        AccessNet::BindTcp.into()
-    } else {
-        AccessNet::BindTcp | AccessNet::ConnectTcp
+    let net: BitFlags<AccessNet> = match slot {
+        0 => AccessNet::BindTcp | AccessNet::ConnectTcp,
+        1 => AccessNet::BindTcp.into(),
+        _ => BitFlags::empty(),
     };
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_write(abi) | AccessFs::ReadFile)
-        .map_err(landlock_error("file rights"))?
-        .handle_access(net)
-        .map_err(landlock_error("network rights"))?
+        .map_err(landlock_error("file rights"))?;
+    if !net.is_empty() {
+        ruleset = ruleset
+            .handle_access(net)
+            .map_err(landlock_error("network rights"))?;
+    }
+    let mut ruleset = ruleset
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(landlock_error("scopes"))?
         .create()
@@ -458,19 +464,29 @@ fn landlock_ruleset(
     use std::sync::PoisonError;
     let abi = ABI::V5;
     let lib = landlock_error;
-    let slot = usize::from(plan.network);
+    // NET-3: a read in the session's namespace connects to the proxy's read port and
+    // nowhere else, not even the session's own servers.
+    let slot = match plan.session_net {
+        Some(crate::net::Scope::Session) => 2,
+        Some(crate::net::Scope::Read) => 0,
+        None => usize::from(plan.network),
+    };
     let spare = reads.spares.lock().unwrap_or_else(PoisonError::into_inner)[slot].take();
     let mut ruleset = match spare {
         Some(ruleset) => ruleset,
-        None => base_ruleset(&reads.allowed, plan.network)?,
+        None => base_ruleset(&reads.allowed, slot)?,
     };
+    if plan.session_net == Some(crate::net::Scope::Read) {
+        (&mut ruleset)
+            .add_rule(NetPort::new(crate::net::READ_PORT, AccessNet::ConnectTcp))
+            .map_err(lib("the read port"))?;
+    }
     let next = std::sync::Arc::clone(reads);
-    let network = plan.network;
     // Without the thread the next command builds its base itself.
     let _ = std::thread::Builder::new()
         .name("wavesh-sandbox-rules".into())
         .spawn(move || {
-            if let Ok(ruleset) = base_ruleset(&next.allowed, network) {
+            if let Ok(ruleset) = base_ruleset(&next.allowed, slot) {
                 let mut spares = next.spares.lock().unwrap_or_else(PoisonError::into_inner);
                 spares[slot].get_or_insert(ruleset);
             }

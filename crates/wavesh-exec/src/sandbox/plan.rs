@@ -53,6 +53,10 @@ pub struct Plan {
     /// The secrets the search found and the sandbox hides (filled when the sandbox is
     /// prepared): hard links and names beside the paths above, for the denial note.
     pub found_secrets: Vec<PathBuf>,
+    /// The command runs in the session's network namespace (NET-1) and reaches the
+    /// outside only through the proxy's listener for this scope (NET-2, NET-3); `network`
+    /// is then true, and means the namespace's loopback.
+    pub session_net: Option<crate::net::Scope>,
 }
 
 impl Plan {
@@ -123,6 +127,7 @@ impl Plan {
             scan_trees,
             network,
             found_secrets: Vec::new(),
+            session_net: None,
         }
     }
 

@@ -128,6 +128,7 @@ mod tests {
             scan_trees: Vec::new(),
             network: false,
             found_secrets: Vec::new(),
+            session_net: None,
         };
         insta::assert_snapshot!(profile(&plan), @r#"
         (version 1)

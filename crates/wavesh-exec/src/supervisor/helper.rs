@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 use super::wire::{Reader, Writer, read_exact, recv_frame, send_frame, write_all};
 use super::{KIND_CODE, KIND_SIGNAL, PROTOCOL, tag};
 
+pub(crate) mod zygote;
+
 /// One record between helper and subreaper: a tag and two integers.
 const RECORD: usize = 9;
 
@@ -163,6 +165,16 @@ pub(crate) fn run() -> i32 {
     if send_frame(host, &hello.0, &[]).is_err() {
         return 1;
     }
+    // NET-1: the session's network namespace, when the host asked for one; the host is
+    // told its listeners or why there is none.
+    let zygote = if std::env::var_os(super::NETWORK_ENV).is_some() {
+        match zygote::start_for_host(host, children.as_raw_fd()) {
+            Ok(zygote) => zygote,
+            Err(()) => return 1,
+        }
+    } else {
+        None
+    };
     let mut trees: HashMap<u64, Tree> = HashMap::new();
     // Subreapers of detached trees: they outlive the helper on purpose and are never
     // ended by it.
@@ -196,11 +208,26 @@ pub(crate) fn run() -> i32 {
         }
         if polls[1].revents != 0 {
             drain_signals(children.as_raw_fd());
-            let keep: Vec<libc::pid_t> = trees.values().map(|tree| tree.subreaper).collect();
+            let keep: Vec<libc::pid_t> = trees
+                .values()
+                .map(|tree| tree.subreaper)
+                .chain(zygote.as_ref().map(|z| z.pid))
+                .collect();
             end_adopted(&keep, &mut detached);
         }
         if polls[0].revents != 0 {
             match recv_frame(host) {
+                // NET-1: a sandboxed command of a session with a network namespace is
+                // forked by the zygote, in that namespace; never here, in the host's.
+                Ok(Some((payload, fds)))
+                    if payload.first() == Some(&tag::SPAWN)
+                        && let Some(zygote) = &zygote
+                        && zygote::is_sandboxed(&payload, &fds) =>
+                {
+                    if let Err(error) = zygote.start_subreaper(host, &payload, fds, &mut trees) {
+                        report(&error.to_string());
+                    }
+                }
                 Ok(Some((payload, fds))) => {
                     if let Err(error) = from_host(
                         host,

@@ -24,9 +24,12 @@
 #![allow(unsafe_code)]
 
 mod helper;
+mod network;
 mod reaper;
 mod wire;
 
+pub use network::Network;
+use network::{NETWORK_ENV, NetworkHook};
 pub use reaper::{REAPER_ARG, run_reaper};
 
 use std::collections::HashMap;
@@ -73,11 +76,14 @@ mod tag {
     pub const HELLO: u8 = b'H';
     /// helper → host, right after the fork: the subreaper's pidfd.
     pub const SUBREAPER: u8 = b'R';
+    /// helper → host, after its hello when asked: the session network's listeners, or
+    /// why there is none (NET-1).
+    pub const NETWORK: u8 = b'N';
 }
 
 /// The protocol version host and helper must share: a helper of another wavesh version
 /// is refused at start, not misread later.
-const PROTOCOL: i32 = 3;
+const PROTOCOL: i32 = 4;
 
 /// How long the host waits for a new helper's first words.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
@@ -147,6 +153,13 @@ struct Shared {
     cgroups: Option<crate::cgroup::CgroupSession>,
     /// Limits that ended commands, by the group of their shell, until asked for.
     fired: Mutex<HashMap<i32, crate::cgroup::LimitFired>>,
+    /// Whether each helper makes the session's network namespace.
+    network_wanted: bool,
+    /// The latest helper's network namespace.
+    network: Mutex<Network>,
+    /// Called with the listeners of every helper started after the first (its namespace
+    /// is new): the proxy accepts on them.
+    on_network: Mutex<Option<NetworkHook>>,
 }
 
 struct Connection {
@@ -168,6 +181,8 @@ pub struct Options {
     pub cgroups: bool,
     /// Per-command limits (off by default); they need cgroups.
     pub limits: crate::cgroup::Limits,
+    /// The session's own network namespace for its sandboxed commands (NET-1).
+    pub network: bool,
 }
 
 impl Default for Options {
@@ -178,6 +193,7 @@ impl Default for Options {
         Options {
             cgroups: !off,
             limits: crate::cgroup::Limits::default(),
+            network: false,
         }
     }
 }
@@ -243,6 +259,9 @@ impl Supervisor {
             program: program.into(),
             cgroups,
             fired: Mutex::new(HashMap::new()),
+            network_wanted: options.network,
+            network: Mutex::new(Network::Off),
+            on_network: Mutex::new(None),
         });
         let supervisor = Supervisor { shared };
         let connection = supervisor.connect()?;
@@ -265,6 +284,7 @@ impl Supervisor {
             // helper's own would be readable in `/proc/1/environ` of a sandboxed
             // command's PID namespace, whose init is a fork of the helper.
             .env_clear()
+            .envs(self.shared.network_wanted.then_some((NETWORK_ENV, "1")))
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
@@ -295,6 +315,14 @@ impl Supervisor {
                     self.shared.program.display()
                 ),
             ));
+        }
+        if self.shared.network_wanted
+            && let Err(error) = network::adopt(&self.shared, &reader)
+        {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(error);
         }
         // Taken while the helper is our unreaped child: the pidfd is that process for good.
         let pidfd = rustix::process::Pid::from_raw(child.id() as i32).and_then(|pid| {

@@ -6,8 +6,9 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 /// The largest frame accepted: a spawn carries the whole environment, never the command.
 pub(crate) const MAX_FRAME: usize = 16 << 20;
-/// The most descriptors one frame carries (command, output, seal).
-const MAX_FDS: usize = 4;
+/// The most descriptors one frame carries (command, output, seal, cgroup, and the
+/// subreaper's channel on the way to the zygote).
+const MAX_FDS: usize = 8;
 
 /// Builds a payload.
 #[derive(Default)]

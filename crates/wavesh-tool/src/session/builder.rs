@@ -288,22 +288,42 @@ impl SessionBuilder {
 
     /// The spawner and signaller: a host's own spawner, else the supervisor where there is
     /// one and it starts, else direct children.
-    fn processes(&self) -> Result<Processes, SessionError> {
+    /// `network`: the session's sandboxed commands get a network namespace of their own
+    /// and the proxy (NET-1), where the supervisor can make it.
+    fn processes(
+        &self,
+        network: Option<&crate::sandbox::NetworkSettings>,
+        strict: bool,
+    ) -> Result<(Processes, NetworkStart), SessionError> {
         let direct = default_signaller();
         if let Some(spawner) = &self.spawner {
-            return Ok((Arc::clone(spawner), direct, ProcessPath::Host));
+            return Ok((
+                (Arc::clone(spawner), direct, ProcessPath::Host),
+                (None, None),
+            ));
         }
         #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut why = None;
         #[cfg(target_os = "linux")]
         if let Some(program) = &self.supervisor {
             use wavesh_exec::supervisor::{SupervisedSignaller, SupervisedSpawner, Supervisor};
-            match Supervisor::start_with(program, &self.supervisor_options) {
+            let options = wavesh_exec::supervisor::Options {
+                network: network.is_some(),
+                ..self.supervisor_options
+            };
+            match Supervisor::start_with(program, &options) {
                 Ok(supervisor) => {
+                    let network = match network {
+                        Some(settings) => network::start(&supervisor, settings, strict)?,
+                        None => (None, None),
+                    };
                     return Ok((
-                        Arc::new(SupervisedSpawner::new(supervisor.clone())),
-                        Arc::new(SupervisedSignaller::new(supervisor, direct)),
-                        ProcessPath::Supervisor,
+                        (
+                            Arc::new(SupervisedSpawner::new(supervisor.clone())),
+                            Arc::new(SupervisedSignaller::new(supervisor, direct)),
+                            ProcessPath::Supervisor,
+                        ),
+                        network,
                     ));
                 }
                 Err(error)
@@ -320,7 +340,11 @@ impl SessionBuilder {
                 }
             }
         }
-        Ok((Arc::new(DirectSpawner), direct, ProcessPath::Direct { why }))
+        let _ = (network, strict);
+        Ok((
+            (Arc::new(DirectSpawner), direct, ProcessPath::Direct { why }),
+            (None, None),
+        ))
     }
 
     /// Checks the workspace, chooses the shell and creates the private directory.
@@ -341,7 +365,13 @@ impl SessionBuilder {
         let settings_notes = self.sandbox_settings(&mut config, &root)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);
         let dir_path = dir.path().to_path_buf();
-        let (spawner, signaller, process_path) = self.processes()?;
+        let wants_network = config.sandbox.level.is_sandboxed() && config.sandbox.network.enabled;
+        let ((spawner, signaller, process_path), (network, network_note)) = self.processes(
+            wants_network.then_some(&config.sandbox.network),
+            config.sandbox.strict,
+        )?;
+        let mut settings_notes = settings_notes;
+        settings_notes.extend(network_note.clone());
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
@@ -359,6 +389,7 @@ impl SessionBuilder {
                 wavesh_exec::sandbox::home_is_writable(home, &writable)
             });
         executor.set_sandbox(sandbox_config);
+        executor.set_network(network);
         if let Some(home) = &self.home {
             executor.set_env("HOME", Some(home.clone().into_os_string()));
         }
@@ -417,6 +448,7 @@ impl SessionBuilder {
                             .to_owned()
                     }),
                 )
+                .chain(network_note)
                 .reduce(|a, b| format!("{a}\n{b}")),
             ),
             process_path,

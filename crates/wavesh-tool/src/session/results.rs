@@ -290,6 +290,10 @@ pub enum SessionError {
         "the sandbox level `off` was set in the configuration only: a session runs unsandboxed only when the host says so with SessionBuilder::sandbox_level(Level::Off)"
     )]
     UnsandboxedByDefault,
+    /// The session's network (NET-1, NET-2) could not be had and the sandbox is strict,
+    /// or its policy is malformed.
+    #[error("the session's network: {0}")]
+    Network(String),
     /// A Claude Code settings file could not be applied.
     #[error(transparent)]
     Settings(#[from] crate::sandbox::SandboxSettingsError),
