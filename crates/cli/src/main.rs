@@ -326,6 +326,9 @@ fn mcp_session(
     // otherwise, assembled by the library (SBX-3).
     let mut builder = session_builder(&args.workspace, |config| {
         config.read_tool.clone_from(&args.host_read_tool);
+        // MCP-5: 0 turns the budget off.
+        config.client_budget_ms =
+            (args.client_timeout > 0).then(|| args.client_timeout.saturating_mul(1000));
     })?;
     // The command line's flags win over the settings files.
     let (seal, auto_allow, strict) = (

@@ -52,6 +52,8 @@ pub enum BackgroundReason {
     Timeout,
     /// The host's blocking budget in assistant mode passed (BG-6).
     AssistantBudget,
+    /// The MCP client's wait budget passed (MCP-5): moved whatever its first word.
+    ClientBudget,
     /// The user moved it (the host's Ctrl+B, BG-6).
     User,
 }

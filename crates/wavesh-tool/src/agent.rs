@@ -205,11 +205,21 @@ impl<'a> Agent<'a> {
             }
             _ => (timeout_ms, BackgroundReason::Timeout),
         };
+        // MCP-5: the client gives up at its own budget; the answer must come first.
+        let (deadline_ms, reason) = match config.client_budget_ms {
+            Some(budget) if budget < deadline_ms && config.mode != HostMode::IdleTurn => {
+                (budget, BackgroundReason::ClientBudget)
+            }
+            _ => (deadline_ms, reason),
+        };
         let mode = if input.run_in_background {
             Mode::Background
         } else {
-            let on_timeout = match config.mode {
-                HostMode::IdleTurn => OnTimeout::Kill,
+            let on_timeout = match (config.mode, reason) {
+                (HostMode::IdleTurn, _) => OnTimeout::Kill,
+                // Stopping a `sleep` at the client's budget would end a command whose
+                // own timeout has not come: it moves like any other (MCP-5).
+                (_, BackgroundReason::ClientBudget) => OnTimeout::MoveToBackground(reason),
                 _ => on_timeout(&input.command, reason),
             };
             Mode::Foreground {
@@ -278,6 +288,9 @@ impl<'a> Agent<'a> {
             BackgroundReason::AssistantBudget => {
                 render::background_assistant(deadline_ms, job.id(), &path)
             }
+            BackgroundReason::ClientBudget => {
+                render::background_client_budget(deadline_ms, job.id(), &path)
+            }
             BackgroundReason::User => render::background_user(job.id(), &path),
         };
         for note in notes
@@ -298,7 +311,9 @@ impl<'a> Agent<'a> {
             background_task_id: Some(job.id().to_owned()),
             assistant_auto_backgrounded: matches!(
                 backgrounded.reason,
-                BackgroundReason::Timeout | BackgroundReason::AssistantBudget
+                BackgroundReason::Timeout
+                    | BackgroundReason::AssistantBudget
+                    | BackgroundReason::ClientBudget
             ),
             backgrounded_by_user: by_user,
             stops_agent_loop: by_user,
