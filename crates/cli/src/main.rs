@@ -519,6 +519,8 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
     let support = &probe_namespaces();
     let levels = [Level::ReadOnly, Level::WorkspaceWrite];
     let processes = process_trees();
+    // SBX-8: where ordinary work writes outside the workspace.
+    let overlay = support.mount_namespace && wavesh_exec::sandbox::overlay_available();
     if args.json {
         let missing: serde_json::Map<String, serde_json::Value> = levels
             .iter()
@@ -542,6 +544,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
             "network_namespace": support.network_namespace,
             "cgroup_delegation": support.cgroup_delegation,
             "seatbelt": support.seatbelt,
+            "overlayfs": overlay,
             "missing": missing,
             "process_trees": processes,
         });
@@ -578,6 +581,19 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         ));
     }
     printer::stdout_line(&format!("process trees: {processes}"));
+    printer::stdout_line(&format!(
+        "workspace-write /tmp: {}\nworkspace-write toolchain caches: {}",
+        if support.mount_namespace {
+            "the session's own, kept on the host in its private directory's tmp-view/ (ends with the session)"
+        } else {
+            "not writable (no mount namespace)"
+        },
+        if overlay {
+            "copy-on-write overlays, changes in $XDG_STATE_HOME/wavesh/caches/ (default ~/.local/state/wavesh/caches/)"
+        } else {
+            "read-only (overlayfs cannot be mounted here)"
+        }
+    ));
     for level in levels {
         let missing = support.missing(level);
         if missing.is_empty() {

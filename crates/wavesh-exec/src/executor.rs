@@ -558,7 +558,7 @@ impl Executor {
             tmp_dir: tmp.to_path_buf(),
             cwd: request.cwd.clone(),
         };
-        let plan = if request.roots.is_empty() {
+        let mut plan = if request.roots.is_empty() {
             Plan::new(request.sandbox, &self.sandbox, &files, request.network)
         } else {
             let config = SandboxConfig {
@@ -567,6 +567,12 @@ impl Executor {
             };
             Plan::new(request.sandbox, &config, &files, request.network)
         };
+        // SBX-8: /tmp, the toolchain caches and configured output directories.
+        plan.add_views(&crate::sandbox::views_inputs(
+            &self.sandbox,
+            &full,
+            request.roots.first().or(self.sandbox.roots.first()),
+        ));
         let prepared =
             crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
         Ok((

@@ -80,7 +80,15 @@ impl<'a> ModelView<'a> {
 
     fn missing_note(self) -> Option<String> {
         let sandbox = self.0?;
-        wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing)
+        let notes: Vec<String> =
+            wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing)
+                .into_iter()
+                // SBX-5: a cache left read-only is named (SBX-8).
+                .chain(wavesh_exec::sandbox::read_only_caches_note(
+                    &sandbox.plan.views,
+                ))
+                .collect();
+        (!notes.is_empty()).then(|| notes.join("\n"))
     }
 
     /// A page of a file the command may still be writing, its ends moved so that no
@@ -794,6 +802,7 @@ mod tests {
                 scan_dirs: Vec::new(),
                 scan_trees: Vec::new(),
                 network: false,
+                views: Default::default(),
             },
             missing: Vec::new(),
             scrubbed: Scrubbed {

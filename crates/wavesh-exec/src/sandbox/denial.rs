@@ -265,6 +265,7 @@ mod tests {
             scan_dirs: Vec::new(),
             scan_trees: Vec::new(),
             network: false,
+            views: Default::default(),
         }
     }
 

@@ -21,6 +21,9 @@ mod plan;
 #[cfg(target_os = "linux")]
 mod scan;
 pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod view_mounts;
+mod views;
 
 #[cfg(target_os = "linux")]
 #[path = "linux.rs"]
@@ -40,6 +43,22 @@ pub use plan::{
     CommandFiles, HOME_START_UP, Plan, home_is_writable, home_start_up_files, protected_paths,
     quarantine_planted,
 };
+pub use views::{
+    CACHE_VARIABLES, CacheView, OUTPUT_VARIABLES, TmpView, ViewInputs, Views, cache_state_dir,
+    read_only_caches_note, views_inputs,
+};
+
+/// Whether overlayfs can be mounted for the cache views (SBX-8), probed once.
+pub fn overlay_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        view_mounts::overlay_available()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
 
 /// How much a command may do (SBX-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

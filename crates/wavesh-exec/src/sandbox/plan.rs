@@ -50,6 +50,9 @@ pub struct Plan {
     /// TCP connect stays open: the command reads over the network (`gh pr view`), an
     /// exception the host asks for explicitly.
     pub network: bool,
+    /// The views of SBX-8 (`/tmp`, the caches, configured output directories), added
+    /// by [`Plan::add_views`].
+    pub views: super::Views,
 }
 
 impl Plan {
@@ -119,6 +122,7 @@ impl Plan {
             scan_dirs,
             scan_trees,
             network,
+            views: super::Views::default(),
         }
     }
 

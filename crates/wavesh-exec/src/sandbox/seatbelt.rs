@@ -127,6 +127,7 @@ mod tests {
             scan_dirs: Vec::new(),
             scan_trees: Vec::new(),
             network: false,
+            views: Default::default(),
         };
         insta::assert_snapshot!(profile(&plan), @r#"
         (version 1)
