@@ -268,6 +268,12 @@ impl Plan {
                 Some("overlayfs cannot be mounted on this machine".to_owned())
             } else if self.secret_paths.iter().any(|s| s.starts_with(&cache)) {
                 Some("it holds a secret".to_owned())
+            } else if [&cache, state]
+                .iter()
+                .any(|p| p.to_string_lossy().contains([',', ':', '\\']))
+            {
+                // overlayfs's options are split on these.
+                Some("its path holds a comma, colon or backslash".to_owned())
             } else {
                 None
             };
@@ -530,6 +536,13 @@ mod tests {
             "{note}"
         );
         assert!(!plan.may_write(&base.join("home/.cargo/registry/x")));
+        std::fs::remove_dir_all(&base).unwrap();
+        // A path overlayfs's options cannot carry: read-only, named.
+        let base = temp("comma,dir");
+        let plan = plan_with(&base, &[], true);
+        assert!(plan.views.caches.is_empty());
+        let note = read_only_caches_note(&plan.views).unwrap();
+        assert!(note.contains("comma, colon or backslash"), "{note}");
         std::fs::remove_dir_all(&base).unwrap();
     }
 
