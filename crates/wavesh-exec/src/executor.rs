@@ -147,6 +147,8 @@ pub struct SandboxOutcome {
     /// The directory it started in: relative paths of its error lines are judged from
     /// it.
     pub cwd: PathBuf,
+    /// Notes from when it ended: its git config changes applied or refused (SBX-9).
+    pub after_exit: std::sync::Mutex<Vec<String>>,
 }
 
 /// A command now running as a background task.
@@ -578,6 +580,7 @@ impl Executor {
         Ok((
             prepared.child,
             Arc::new(SandboxOutcome {
+                after_exit: std::sync::Mutex::default(),
                 plan: prepared.plan,
                 missing: prepared.missing,
                 scrubbed,

@@ -217,6 +217,15 @@ impl Job {
         if let Some(dir) = &self.tmp_dir {
             remove_dir_quietly(dir);
         }
+        if let Some(sandbox) = &self.sandbox {
+            // SBX-9: its git layer comes back before anyone sees the end.
+            let notes = crate::sandbox::git_after_exit(&sandbox.plan.views);
+            sandbox
+                .after_exit
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(notes);
+        }
         if let (Some(cap), Some(StopCause::OutputCap)) = (self.output_cap, self.stopped()) {
             // Trimmed before the exit is published, so whoever sees the end sees the
             // file at the cap (BG-8).

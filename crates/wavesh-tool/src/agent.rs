@@ -87,6 +87,15 @@ impl<'a> ModelView<'a> {
                 .chain(wavesh_exec::sandbox::read_only_caches_note(
                     &sandbox.plan.views,
                 ))
+                // SBX-9: what became of its git config changes.
+                .chain(
+                    sandbox
+                        .after_exit
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .iter()
+                        .cloned(),
+                )
                 .collect();
         (!notes.is_empty()).then(|| notes.join("\n"))
     }
@@ -804,6 +813,7 @@ mod tests {
                 network: false,
                 views: Default::default(),
             },
+            after_exit: Default::default(),
             missing: Vec::new(),
             scrubbed: Scrubbed {
                 names: Vec::new(),

@@ -17,6 +17,7 @@
 
 mod denial;
 mod env;
+mod git_config;
 mod plan;
 #[cfg(target_os = "linux")]
 mod scan;
@@ -36,6 +37,7 @@ use std::path::PathBuf;
 
 pub use denial::explain_denials;
 pub use env::{EnvFilter, Scrubbed, mask_file, mask_scrubbed};
+pub use git_config::{GitView, runs_no_program};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
@@ -47,6 +49,12 @@ pub use views::{
     CACHE_VARIABLES, CacheView, OUTPUT_VARIABLES, TmpView, ViewInputs, Views, cache_state_dir,
     read_only_caches_note, views_inputs,
 };
+
+/// What a command's git layers leave when it ends (SBX-9): its top-level git files
+/// brought back, its config changes judged and applied; the notes for the model.
+pub fn git_after_exit(views: &Views) -> Vec<String> {
+    views.git.iter().flat_map(git_config::after_exit).collect()
+}
 
 /// Whether overlayfs can be mounted for the cache views (SBX-8), probed once.
 pub fn overlay_available() -> bool {

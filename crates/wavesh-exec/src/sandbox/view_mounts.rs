@@ -24,7 +24,7 @@ use super::views::Views;
 
 /// At most this many paths are kept through the `/tmp` view (each holds a descriptor
 /// in a fixed array while the view is mounted).
-const MAX_KEPT: usize = 32;
+const MAX_KEPT: usize = 64;
 const OVERLAYFS_SUPER_MAGIC: i64 = 0x794c_7630;
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
@@ -48,8 +48,13 @@ enum ViewOp {
     Cover { source: CString, target: CString },
     /// Move the next kept clone back to the path.
     Replant(CString),
-    /// An overlay over `target`, with these mount options.
-    Overlay { target: CString, options: CString },
+    /// An overlay over `target`, with these mount options; when `required`, a failure
+    /// fails the command (the git directory's protections depend on it).
+    Overlay {
+        target: CString,
+        options: CString,
+        required: bool,
+    },
     /// Bind the path onto itself (recursively): it keeps its writability under a
     /// guarded path.
     Pin(CString),
@@ -66,6 +71,27 @@ pub(crate) struct ViewMounts {
 
 fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"))
+}
+
+/// overlayfs's options for one layer over `lower`.
+fn overlay_options(lower: &Path, upper: &Path, work: &Path) -> io::Result<CString> {
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        lower.display(),
+        upper.display(),
+        work.display()
+    );
+    if [lower, upper, work]
+        .iter()
+        .any(|p| p.to_string_lossy().contains([',', ':', '\\']))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{options}: a path holds a comma, colon or backslash"),
+        ));
+    }
+    CString::new(options)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"))
 }
 
@@ -96,18 +122,33 @@ impl ViewMounts {
                 ops.push(ViewOp::Guard(c_path(path)?));
             }
         }
+        for git in &views.git {
+            for path in &git.keep {
+                ops.push(ViewOp::Keep(c_path(path)?));
+            }
+            ops.push(ViewOp::Overlay {
+                target: c_path(&git.git_dir)?,
+                options: overlay_options(&git.git_dir, &git.upper, &git.work)?,
+                required: true,
+            });
+            for path in &git.keep {
+                ops.push(ViewOp::Replant(c_path(path)?));
+            }
+        }
+        let kept = ops
+            .iter()
+            .filter(|op| matches!(op, ViewOp::Keep(_)))
+            .count();
+        if kept > MAX_KEPT {
+            return Err(io::Error::other(format!(
+                "more than {MAX_KEPT} paths to mount back through the views"
+            )));
+        }
         for cache in &views.caches {
-            let options = format!(
-                "lowerdir={},upperdir={},workdir={}",
-                cache.target.display(),
-                cache.upper.display(),
-                cache.work.display()
-            );
             ops.push(ViewOp::Overlay {
                 target: c_path(&cache.target)?,
-                options: CString::new(options).map_err(|_| {
-                    io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte")
-                })?,
+                options: overlay_options(&cache.target, &cache.upper, &cache.work)?,
+                required: false,
             });
         }
         Ok(ViewMounts { ops, access })
@@ -212,17 +253,25 @@ impl ViewMounts {
                                 }
                             }
                         }
-                        ViewOp::Overlay { target, options } => {
+                        ViewOp::Overlay {
+                            target,
+                            options,
+                            required,
+                        } => {
                             // A cache overlay that cannot be mounted leaves the real
                             // cache read-only; the host probed overlayfs and said so
                             // when it is missing (SBX-5).
-                            let _ = libc::mount(
+                            if libc::mount(
                                 c"overlay".as_ptr(),
                                 target.as_ptr(),
                                 c"overlay".as_ptr(),
                                 libc::MS_NOSUID | libc::MS_NODEV,
                                 options.as_ptr().cast(),
-                            );
+                            ) != 0
+                                && *required
+                            {
+                                return Err(errno());
+                            }
                         }
                     }
                 }
@@ -313,10 +362,15 @@ impl ViewMounts {
                     out.push(3);
                     put(out, path);
                 }
-                ViewOp::Overlay { target, options } => {
+                ViewOp::Overlay {
+                    target,
+                    options,
+                    required,
+                } => {
                     out.push(4);
                     put(out, target);
                     put(out, options);
+                    out.push(u8::from(*required));
                 }
                 ViewOp::Pin(path) => {
                     out.push(5);
@@ -358,6 +412,7 @@ impl ViewMounts {
                 4 => ViewOp::Overlay {
                     target: text(take)?,
                     options: text(take)?,
+                    required: take(1, "overlay flag")?[0] == 1,
                 },
                 5 => ViewOp::Pin(text(take)?),
                 6 => ViewOp::Guard(text(take)?),
@@ -498,9 +553,16 @@ mod tests {
             }],
             read_only_caches: Vec::new(),
             outputs: vec![PathBuf::from("/out")],
+            git: vec![crate::sandbox::git_config::GitView {
+                git_dir: "/ws/.git".into(),
+                upper: "/p/g/upper".into(),
+                work: "/p/g/work".into(),
+                original: "/p/g/original".into(),
+                keep: vec!["/ws/.git/objects".into(), "/ws/.git/refs".into()],
+            }],
         };
         let mounts = ViewMounts::new(&views, 0x1234).unwrap();
-        assert_eq!(mounts.ops.len(), 8);
+        assert_eq!(mounts.ops.len(), 13);
         let mut bytes = Vec::new();
         mounts.encode(&mut bytes);
         let mut at = 0;

@@ -33,6 +33,9 @@ pub struct Views {
     pub read_only_caches: Vec<(PathBuf, String)>,
     /// Output directories the user configured (writable as they are).
     pub outputs: Vec<PathBuf>,
+    /// The workspace's git directories, whose top level the command writes through a
+    /// layer of its own (SBX-9).
+    pub git: Vec<super::git_config::GitView>,
 }
 
 /// The session's directory seen as `/tmp`.
@@ -193,6 +196,12 @@ impl Plan {
             self.add_caches(&mut views, inputs, home, state);
         }
         if inputs.mounts
+            && inputs.overlay
+            && let Some(private) = inputs.private_dir
+        {
+            self.add_git_views(&mut views, private);
+        }
+        if inputs.mounts
             && let Some(private) = inputs.private_dir
         {
             views.tmp = self.tmp_view(private, inputs.home);
@@ -307,6 +316,33 @@ impl Plan {
                 Err(error) => views
                     .read_only_caches
                     .push((cache, format!("its layer cannot be made: {error}"))),
+            }
+        }
+    }
+
+    /// SBX-9: each writable root's `.git` directory gets a layer of the command's own in
+    /// `private`; its `config`, `config.worktree` and `commondir` are then no longer
+    /// read-only mounts (a rename onto a mount point fails), they go to the layer, and
+    /// only the config comes back, judged key by key when the command ends.
+    fn add_git_views(&mut self, views: &mut Views, private: &Path) {
+        for root in self.scan_trees.clone() {
+            let dir = private.join(format!("git-{}", crate::private_dir::random_name(10)));
+            match super::git_config::git_view(&root, &dir) {
+                Ok(Some(view)) => {
+                    let git_dir = view.git_dir.clone();
+                    self.read_only.retain(|path| {
+                        !["config", "config.worktree", "commondir"]
+                            .iter()
+                            .any(|name| *path == git_dir.join(name))
+                    });
+                    self.writable_dirs.push(dir);
+                    views.git.push(view);
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    tracing::warn!(%error, root = %root.display(), "no layer for the git directory; its config stays read-only");
+                }
             }
         }
     }
