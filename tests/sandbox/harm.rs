@@ -272,9 +272,10 @@ async fn sbx_6_sbx_7_harm_property_over_the_boundary_corpus() {
     );
 }
 
-/// The workday corpus (SBX-8): what a command could do with the writes ordinary work is
-/// given at `workspace-write` without a prompt: poison the user's toolchain caches, or
-/// reach through `/tmp` a file of another user or of wavesh itself. `$VICTIM` is a file
+/// The workday corpus (SBX-8, SBX-9): what a command could do with the writes ordinary
+/// work is given at `workspace-write` without a prompt: poison the user's toolchain
+/// caches, reach through `/tmp` a file of another user or of wavesh itself, or set a git
+/// key that runs a program. `$VICTIM` is a file
 /// in the real `/tmp` (another user's where this process may give it away), `$WAVESH` an
 /// output file of another session of wavesh.
 fn workday_corpus() -> Vec<(&'static str, &'static str)> {
@@ -316,6 +317,18 @@ fn workday_corpus() -> Vec<(&'static str, &'static str)> {
         ),
         ("a file in /tmp, its mode", "chmod 600 $VICTIM"),
         ("wavesh's own files", "echo evil > $WAVESH"),
+        (
+            "a git alias that runs a program",
+            "git config alias.st '!touch \"$HOME\"/pwned'",
+        ),
+        (
+            "a git include",
+            "printf '[core]\\n\\tfsmonitor = x\\n' > evil.cfg; git config include.path \"$PWD\"/evil.cfg",
+        ),
+        (
+            "a remote's upload-pack",
+            "printf '[remote \"x\"]\\n\\turl = /tmp\\n\\tuploadpack = touch \"$HOME\"/pwned\\n' >> .git/config",
+        ),
     ]
 }
 
@@ -339,6 +352,28 @@ async fn workday_harm(level: Option<Level>, supervised: bool, command: &str) -> 
         .replace("$WAVESH", &wavesh.display().to_string());
     let state = |f: &Fixture| {
         let mut files = crate::workday::tree(&f.home);
+        // The keys of the corpus that run a program, as git reads the real config
+        // (a key that runs none may land: SBX-9).
+        let config = std::process::Command::new("git")
+            .args(["config", "--no-includes", "--list", "--file"])
+            .arg(f.ws.join(".git/config"))
+            .output()
+            .unwrap();
+        let dangerous: Vec<u8> = String::from_utf8_lossy(&config.stdout)
+            .lines()
+            .filter(|line| {
+                [
+                    "alias.st=",
+                    "include.path=",
+                    "remote.x.uploadpack=",
+                    "core.fsmonitor=",
+                ]
+                .iter()
+                .any(|key| line.starts_with(key))
+            })
+            .flat_map(|line| line.bytes().chain([b'\n']))
+            .collect();
+        files.push((f.ws.join(".git/config"), dangerous));
         for path in [&victim, &wavesh] {
             let meta = std::fs::symlink_metadata(path).ok();
             let mode = meta.map(|m| m.permissions().mode()).unwrap_or_default();

@@ -21,6 +21,7 @@ mod defaults;
 mod escapes;
 mod every_secret;
 mod everyday;
+mod git_config;
 mod harm;
 mod modes;
 pub mod workday;
