@@ -313,7 +313,7 @@ fn workday_corpus() -> Vec<(&'static str, &'static str)> {
         ("a file in /tmp", "echo evil > $VICTIM"),
         (
             "a file in /tmp through a link",
-            "ln -sf $VICTIM /tmp/wavesh-link-$$ && echo evil >> /tmp/wavesh-link-$$",
+            "ln -sf $VICTIM /tmp/wavesh-link-$$ && echo evil >> /tmp/wavesh-link-$$; rm -f /tmp/wavesh-link-$$",
         ),
         ("a file in /tmp, its mode", "chmod 600 $VICTIM"),
         ("wavesh's own files", "echo evil > $WAVESH"),

@@ -266,9 +266,18 @@ pub fn after_exit(view: &GitView) -> Vec<String> {
         ));
     }
     if let Some(dir) = view.upper.parent() {
-        let _ = std::fs::remove_dir_all(dir);
+        remove_layers(dir);
     }
     notes
+}
+
+/// Removes a command's layer directory (Linux: overlayfs's mode-000 work directory
+/// too).
+fn remove_layers(dir: &Path) {
+    #[cfg(target_os = "linux")]
+    super::view_mounts::remove_layers(dir);
+    #[cfg(not(target_os = "linux"))]
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Copies `upper` (an overlay's upper layer) over `real`: files replace, whiteouts

@@ -527,8 +527,22 @@ fn probe_overlay() -> bool {
         });
     }
     let ok = command.status().is_ok_and(|status| status.success());
-    let _ = std::fs::remove_dir_all(&base);
+    remove_layers(&base);
     ok
+}
+
+/// Removes a directory that held overlay layers: overlayfs leaves `work/work` with mode
+/// 000, which a user other than root cannot list to empty it.
+pub(crate) fn remove_layers(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for work in [dir.join("work/work"), dir.join("work/index")] {
+        let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700));
+    }
+    if let Err(error) = std::fs::remove_dir_all(dir)
+        && error.kind() != io::ErrorKind::NotFound
+    {
+        tracing::warn!(%error, path = %dir.display(), "overlay layers could not be removed");
+    }
 }
 
 #[cfg(test)]
