@@ -191,6 +191,8 @@ impl<'a> Agent<'a> {
         ctx: &CallContext,
         prepared: Option<Prepared>,
     ) -> Result<BashResult, ToolError> {
+        // MCP-5: the client's wait started when the call arrived.
+        let call_started = std::time::Instant::now();
         let config = &self.shared.config;
         if let ShellSelection::Stale { was } = &self.shared.selection {
             return Err(ToolError::StaleShell(was.clone()));
@@ -222,12 +224,19 @@ impl<'a> Agent<'a> {
             }
             _ => (timeout_ms, BackgroundReason::Timeout),
         };
-        // MCP-5: the client gives up at its own budget; the answer must come first.
-        let (deadline_ms, reason) = match config.client_budget_ms {
+        // MCP-5: the client gives up at its own budget, counted from the call's arrival
+        // (a first call waits for the login environment); the answer must come first.
+        let env = self.shared.login_env().await;
+        let (deadline_ms, reason, budget_ms) = match config.client_budget_ms {
             Some(budget) if budget < deadline_ms && config.mode != HostMode::IdleTurn => {
-                (budget, BackgroundReason::ClientBudget)
+                let spent = u64::try_from(call_started.elapsed().as_millis()).unwrap_or(budget);
+                (
+                    budget.saturating_sub(spent),
+                    BackgroundReason::ClientBudget,
+                    budget,
+                )
             }
-            _ => (deadline_ms, reason),
+            _ => (deadline_ms, reason, deadline_ms),
         };
         let mode = if input.run_in_background {
             Mode::Background
@@ -260,7 +269,7 @@ impl<'a> Agent<'a> {
             command: input.command.clone(),
             cwd,
             mode,
-            env: self.shared.login_env().await,
+            env,
             sandbox,
             network,
             roots: self.shared.roots(),
@@ -274,13 +283,13 @@ impl<'a> Agent<'a> {
             Outcome::Backgrounded(backgrounded) => {
                 self.shared
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
-                self.backgrounded(&backgrounded, deadline_ms, notes)
+                self.backgrounded(&backgrounded, budget_ms, notes)
             }
             Outcome::Finished(finished) => self.finished(
                 &input,
                 &prepared.analysis,
                 finished,
-                deadline_ms,
+                budget_ms,
                 &started,
                 notes,
             )?,
