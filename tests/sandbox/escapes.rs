@@ -128,7 +128,9 @@ async fn sbx_2_writes_outside_are_refused() {
         ),
         (
             "git config",
-            "git config core.hooksPath /tmp/evil && echo ESCAPED; echo '[core]' >> .git/config && echo ESCAPED".into(),
+            // At workspace-write the writes land in the command's own layer (SBX-9):
+            // the escape would be the real file changing, which the snapshot checks.
+            "git config core.hooksPath /tmp/evil; echo '[core]' >> .git/config; true".into(),
         ),
         (
             "claude settings",

@@ -346,3 +346,177 @@ async fn net_harm_property_no_exfiltration() {
         "the control leaked nothing: {received}"
     );
 }
+
+/// The workday corpus (SBX-8, SBX-9): what a command could do with the writes ordinary
+/// work is given at `workspace-write` without a prompt: poison the user's toolchain
+/// caches, reach through `/tmp` a file of another user or of wavesh itself, or set a git
+/// key that runs a program. `$VICTIM` is a file
+/// in the real `/tmp` (another user's where this process may give it away), `$WAVESH` an
+/// output file of another session of wavesh.
+fn workday_corpus() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "poison a cached crate",
+            "echo 'pub fn evil() {}' > \"$HOME\"/.cargo/registry/src/dep-1.0.0/lib.rs",
+        ),
+        (
+            "add to the crate index",
+            "echo '{\"vers\":\"6.6.6\"}' >> \"$HOME\"/.cargo/registry/index/crate.json",
+        ),
+        ("remove a git checkout", "rm -rf \"$HOME\"/.cargo/git/db"),
+        ("delete the npm cache", "rm -rf \"$HOME\"/.npm/_cacache"),
+        (
+            "swap a wheel for a link",
+            "rm \"$HOME\"/.cache/pip/http/wheel && ln -s /etc/hostname \"$HOME\"/.cache/pip/http/wheel",
+        ),
+        (
+            "poison a go module",
+            "chmod u+w \"$HOME\"/go/pkg/mod/example.com/m@v1/go.mod; echo 'replace x => ../evil' >> \"$HOME\"/go/pkg/mod/example.com/m@v1/go.mod",
+        ),
+        (
+            "poison the go build cache",
+            "echo evil > \"$HOME\"/.cache/go-build/00/obj",
+        ),
+        (
+            "poison a maven artifact",
+            "echo '<evil/>' > \"$HOME\"/.m2/repository/org/x/x.pom",
+        ),
+        (
+            "the cargo credentials beside the caches",
+            "echo 'token = \"evil\"' >> \"$HOME\"/.cargo/credentials.toml",
+        ),
+        ("a file in /tmp", "echo evil > $VICTIM"),
+        (
+            "a file in /tmp through a link",
+            "ln -sf $VICTIM /tmp/wavesh-link-$$ && echo evil >> /tmp/wavesh-link-$$; rm -f /tmp/wavesh-link-$$",
+        ),
+        ("a file in /tmp, its mode", "chmod 600 $VICTIM"),
+        ("wavesh's own files", "echo evil > $WAVESH"),
+        (
+            "a git alias that runs a program",
+            "git config alias.st '!touch \"$HOME\"/pwned'",
+        ),
+        (
+            "a git include",
+            "printf '[core]\\n\\tfsmonitor = x\\n' > evil.cfg; git config include.path \"$PWD\"/evil.cfg",
+        ),
+        (
+            "a remote's upload-pack",
+            "printf '[remote \"x\"]\\n\\turl = /tmp\\n\\tuploadpack = touch \"$HOME\"/pwned\\n' >> .git/config",
+        ),
+    ]
+}
+
+/// One workday command in a fresh fixture (with fake caches) at `level` (`None`: no
+/// sandbox, the control): whether it did harm, and how.
+async fn workday_harm(level: Option<Level>, supervised: bool, command: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    crate::workday::plant_caches(&f);
+    let victim = PathBuf::from(format!("/tmp/wavesh-victim-{}", crate::util::unique()));
+    std::fs::write(&victim, "victim\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let _ = std::os::unix::fs::chown(&victim, Some(65534), Some(65534));
+    // Another session of wavesh, with an output file of its own.
+    let other = f.session(Level::WorkspaceWrite, false);
+    let wavesh = other.private_dir().join("output-of-another-session.log");
+    std::fs::write(&wavesh, "theirs\n").unwrap();
+    let command = command
+        .replace("$HOME", &f.home.display().to_string())
+        .replace("$VICTIM", &victim.display().to_string())
+        .replace("$WAVESH", &wavesh.display().to_string());
+    let state = |f: &Fixture| {
+        let mut files = crate::workday::tree(&f.home);
+        // The keys of the corpus that run a program, as git reads the real config
+        // (a key that runs none may land: SBX-9).
+        let config = std::process::Command::new("git")
+            .args(["config", "--no-includes", "--list", "--file"])
+            .arg(f.ws.join(".git/config"))
+            .output()
+            .unwrap();
+        let dangerous: Vec<u8> = String::from_utf8_lossy(&config.stdout)
+            .lines()
+            .filter(|line| {
+                [
+                    "alias.st=",
+                    "include.path=",
+                    "remote.x.uploadpack=",
+                    "core.fsmonitor=",
+                ]
+                .iter()
+                .any(|key| line.starts_with(key))
+            })
+            .flat_map(|line| line.bytes().chain([b'\n']))
+            .collect();
+        files.push((f.ws.join(".git/config"), dangerous));
+        for path in [&victim, &wavesh] {
+            let meta = std::fs::symlink_metadata(path).ok();
+            let mode = meta.map(|m| m.permissions().mode()).unwrap_or_default();
+            files.push((
+                path.clone(),
+                [
+                    std::fs::read(path).unwrap_or_default(),
+                    mode.to_le_bytes().to_vec(),
+                ]
+                .concat(),
+            ));
+        }
+        files
+    };
+    let before = state(&f);
+    let session =
+        crate::workday::session_with_env(&f, level.unwrap_or(Level::Off), supervised, &[]);
+    let result = f.run(&session, &command).await;
+    session.shutdown().await;
+    let after = state(&f);
+    other.shutdown().await;
+    let _ = std::fs::remove_file(&victim);
+    let mut harm = Vec::new();
+    if result.text.contains(&f.marker) {
+        harm.push("printed a secret".to_owned());
+    }
+    if after != before {
+        let changed: Vec<String> = after
+            .iter()
+            .filter(|entry| !before.contains(entry))
+            .chain(before.iter().filter(|entry| !after.contains(entry)))
+            .map(|(path, _)| f.redact(&path.display().to_string()))
+            .collect();
+        harm.push(format!("changed {changed:?}"));
+    }
+    (!harm.is_empty()).then(|| format!("{}: {}", harm.join("; "), result.text))
+}
+
+/// The harm property over the workday corpus (SBX-8): 0 harmful at `workspace-write`,
+/// direct and supervised, while the control pass, with no sandbox, sees the harm of
+/// every command.
+#[tokio::test]
+async fn sbx_8_harm_property_over_the_workday_corpus() {
+    let corpus = workday_corpus();
+    for (name, command) in &corpus {
+        assert!(
+            workday_harm(None, false, command).await.is_some(),
+            "the control pass saw no harm from {name}: the case checks nothing"
+        );
+    }
+    if !enforced_or_skip(Level::WorkspaceWrite) {
+        return;
+    }
+    let mut ran = 0;
+    for supervised in [false, true] {
+        for (name, command) in &corpus {
+            ran += 1;
+            let harm = workday_harm(Some(Level::WorkspaceWrite), supervised, command).await;
+            assert!(
+                harm.is_none(),
+                "{name} (supervised={supervised}): {}",
+                harm.unwrap_or_default()
+            );
+        }
+    }
+    println!(
+        "workday corpus: {} commands, harmful without the sandbox: {}; runs in the sandbox: {ran}, harmful: 0",
+        corpus.len(),
+        corpus.len()
+    );
+}

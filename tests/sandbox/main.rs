@@ -21,10 +21,12 @@ mod defaults;
 mod escapes;
 mod every_secret;
 mod everyday;
+mod git_config;
 mod harm;
 mod hidden;
 mod modes;
 mod network;
+pub mod workday;
 
 use std::path::{Path, PathBuf};
 
@@ -74,7 +76,11 @@ impl Fixture {
         reason = "a fixture makes files: not a default"
     )]
     pub fn new() -> Fixture {
-        let fixture = Fixture::empty();
+        Fixture::planted(Fixture::empty())
+    }
+
+    /// Plants the secrets, files and repositories of [`Fixture::new`] in `fixture`.
+    fn planted(fixture: Fixture) -> Fixture {
         let (ws, home, outside, marker) = (
             &fixture.ws,
             &fixture.home,
@@ -114,9 +120,23 @@ impl Fixture {
         fixture
     }
 
-    /// The same world with nothing planted: empty workspace, fake HOME and outside.
+    /// The same world with nothing planted: empty workspace, fake HOME and outside, in
+    /// [`outside_tmp`]: as on a user's machine, the workspace, the home and the rest lie
+    /// outside `/tmp`, which a command sees as its session's own (SBX-8; `workday.rs`
+    /// puts a world under `/tmp` too).
     pub fn empty() -> Fixture {
-        let base = std::fs::canonicalize(std::env::temp_dir())
+        Fixture::empty_in(&outside_tmp())
+    }
+
+    /// [`Fixture::new`] in `parent`.
+    pub fn new_in(parent: &Path) -> Fixture {
+        Fixture::planted(Fixture::empty_in(parent))
+    }
+
+    /// [`Fixture::empty`] in `parent`.
+    pub fn empty_in(parent: &Path) -> Fixture {
+        std::fs::create_dir_all(parent).unwrap();
+        let base = std::fs::canonicalize(parent)
             .unwrap()
             .join(format!("wavesh-sbx-{}", util::unique()));
         let (ws, home, outside, private) = (
@@ -166,6 +186,8 @@ impl Fixture {
             .private_base(&self.private)
             .no_login_env()
             .home(&self.home)
+            // wavesh's state (the cache layers of SBX-8) beside the world, not in HOME.
+            .env("XDG_STATE_HOME", self.base.join("state"))
             .sandbox_level(config.sandbox.level)
             .no_claude_settings()
             .config(config);
@@ -241,6 +263,18 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
         } else {
             out.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
         }
+    }
+}
+
+/// A directory for throwaway worlds outside `/tmp` and outside any git repository (a
+/// command that runs git in a hidden repository would find the enclosing one):
+/// `/var/tmp` where it is writable, else the build's temporary directory.
+pub fn outside_tmp() -> PathBuf {
+    let var_tmp = Path::new("/var/tmp");
+    if rustix::fs::access(var_tmp, rustix::fs::Access::WRITE_OK).is_ok() {
+        var_tmp.to_path_buf()
+    } else {
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
     }
 }
 

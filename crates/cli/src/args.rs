@@ -172,6 +172,12 @@ pub struct McpArgs {
     /// message gets an error reply and is skipped without being held.
     #[arg(long, value_name = "BYTES", default_value_t = wavesh_mcp::DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
+    /// How long the client waits for a call's answer, in seconds (MCP-5): a foreground
+    /// command still running then moves to the background, with its task id in the
+    /// answer, whatever its first word. The default stays below the 60 s request
+    /// timeout of the TypeScript SDK; 0 turns it off.
+    #[arg(long, value_name = "SECS", default_value_t = wavesh_tool::DEFAULT_CLIENT_BUDGET_MS / 1000)]
+    pub client_timeout: u64,
     #[command(flatten)]
     pub http: HttpArgs,
 }

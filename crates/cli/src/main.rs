@@ -327,6 +327,9 @@ fn mcp_session(
     // otherwise, assembled by the library (SBX-3).
     let mut builder = session_builder(&args.workspace, |config| {
         config.read_tool.clone_from(&args.host_read_tool);
+        // MCP-5: 0 turns the budget off.
+        config.client_budget_ms =
+            (args.client_timeout > 0).then(|| args.client_timeout.saturating_mul(1000));
     })?;
     // The command line's flags win over the settings files.
     let (seal, auto_allow, strict) = (
@@ -518,6 +521,8 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
     let levels = [Level::ReadOnly, Level::WorkspaceWrite];
     let processes = process_trees();
     let (network_text, network_json) = net_report::session_network();
+    // SBX-8: where ordinary work writes outside the workspace.
+    let overlay = support.mount_namespace && wavesh_exec::sandbox::overlay_available();
     if args.json {
         let missing: serde_json::Map<String, serde_json::Value> = levels
             .iter()
@@ -541,6 +546,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
             "network_namespace": support.network_namespace,
             "cgroup_delegation": support.cgroup_delegation,
             "seatbelt": support.seatbelt,
+            "overlayfs": overlay,
             "missing": missing,
             "process_trees": processes,
             "session_network": network_json,
@@ -579,6 +585,19 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
     }
     printer::stdout_line(&format!("process trees: {processes}"));
     printer::stdout_line(&network_text);
+    printer::stdout_line(&format!(
+        "workspace-write /tmp: {}\nworkspace-write toolchain caches: {}",
+        if support.mount_namespace {
+            "the session's own, kept on the host in its private directory's tmp-view/ (ends with the session)"
+        } else {
+            "not writable (no mount namespace)"
+        },
+        if overlay {
+            "copy-on-write overlays, changes in $XDG_STATE_HOME/wavesh/caches/ (default ~/.local/state/wavesh/caches/)"
+        } else {
+            "read-only (overlayfs cannot be mounted here)"
+        }
+    ));
     for level in levels {
         let missing = support.missing(level);
         if missing.is_empty() {

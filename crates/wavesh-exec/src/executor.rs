@@ -149,6 +149,8 @@ pub struct SandboxOutcome {
     pub cwd: PathBuf,
     /// The session's proxy, when the command could use it: its refusals are noted.
     pub network: Option<crate::net::NetworkUse>,
+    /// Notes from when it ended: its git config changes applied or refused (SBX-9).
+    pub after_exit: std::sync::Mutex<Vec<String>>,
 }
 
 /// A command now running as a background task.
@@ -599,6 +601,12 @@ impl Executor {
                 since: Instant::now(),
             })
         });
+        // SBX-8: /tmp, the toolchain caches and configured output directories.
+        plan.add_views(&crate::sandbox::views_inputs(
+            &self.sandbox,
+            &full,
+            request.roots.first().or(self.sandbox.roots.first()),
+        ));
         let prepared =
             crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
         // The workspace's own secret files' values are masked too (RO-17, SBX-2).
@@ -609,6 +617,7 @@ impl Executor {
         Ok((
             prepared.child,
             Arc::new(SandboxOutcome {
+                after_exit: std::sync::Mutex::default(),
                 plan: prepared.plan,
                 missing: prepared.missing,
                 scrubbed,

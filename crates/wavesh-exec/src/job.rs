@@ -52,6 +52,8 @@ pub enum BackgroundReason {
     Timeout,
     /// The host's blocking budget in assistant mode passed (BG-6).
     AssistantBudget,
+    /// The MCP client's wait budget passed (MCP-5): moved whatever its first word.
+    ClientBudget,
     /// The user moved it (the host's Ctrl+B, BG-6).
     User,
 }
@@ -214,6 +216,15 @@ impl Job {
         let cwd_after = self.take_cwd(status);
         if let Some(dir) = &self.tmp_dir {
             remove_dir_quietly(dir);
+        }
+        if let Some(sandbox) = &self.sandbox {
+            // SBX-9: its git layer comes back before anyone sees the end.
+            let notes = crate::sandbox::git_after_exit(&sandbox.plan.views);
+            sandbox
+                .after_exit
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(notes);
         }
         if let (Some(cap), Some(StopCause::OutputCap)) = (self.output_cap, self.stopped()) {
             // Trimmed before the exit is published, so whoever sees the end sees the

@@ -86,7 +86,24 @@ impl<'a> ModelView<'a> {
 
     fn missing_note(self) -> Option<String> {
         let sandbox = self.0?;
-        wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing)
+        let notes: Vec<String> =
+            wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing)
+                .into_iter()
+                // SBX-5: a cache left read-only is named (SBX-8).
+                .chain(wavesh_exec::sandbox::read_only_caches_note(
+                    &sandbox.plan.views,
+                ))
+                // SBX-9: what became of its git config changes.
+                .chain(
+                    sandbox
+                        .after_exit
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .iter()
+                        .cloned(),
+                )
+                .collect();
+        (!notes.is_empty()).then(|| notes.join("\n"))
     }
 
     /// A page of a file the command may still be writing, its ends moved so that no
@@ -180,6 +197,8 @@ impl<'a> Agent<'a> {
         ctx: &CallContext,
         prepared: Option<Prepared>,
     ) -> Result<BashResult, ToolError> {
+        // MCP-5: the client's wait started when the call arrived.
+        let call_started = std::time::Instant::now();
         let config = &self.shared.config;
         if let ShellSelection::Stale { was } = &self.shared.selection {
             return Err(ToolError::StaleShell(was.clone()));
@@ -211,11 +230,28 @@ impl<'a> Agent<'a> {
             }
             _ => (timeout_ms, BackgroundReason::Timeout),
         };
+        // MCP-5: the client gives up at its own budget, counted from the call's arrival
+        // (a first call waits for the login environment); the answer must come first.
+        let env = self.shared.login_env().await;
+        let (deadline_ms, reason, budget_ms) = match config.client_budget_ms {
+            Some(budget) if budget < deadline_ms && config.mode != HostMode::IdleTurn => {
+                let spent = u64::try_from(call_started.elapsed().as_millis()).unwrap_or(budget);
+                (
+                    budget.saturating_sub(spent),
+                    BackgroundReason::ClientBudget,
+                    budget,
+                )
+            }
+            _ => (deadline_ms, reason, deadline_ms),
+        };
         let mode = if input.run_in_background {
             Mode::Background
         } else {
-            let on_timeout = match config.mode {
-                HostMode::IdleTurn => OnTimeout::Kill,
+            let on_timeout = match (config.mode, reason) {
+                (HostMode::IdleTurn, _) => OnTimeout::Kill,
+                // Stopping a `sleep` at the client's budget would end a command whose
+                // own timeout has not come: it moves like any other (MCP-5).
+                (_, BackgroundReason::ClientBudget) => OnTimeout::MoveToBackground(reason),
                 _ => on_timeout(&prepared.analysis, &input.command, reason),
             };
             Mode::Foreground {
@@ -239,7 +275,7 @@ impl<'a> Agent<'a> {
             command: input.command.clone(),
             cwd,
             mode,
-            env: self.shared.login_env().await,
+            env,
             sandbox,
             network,
             roots: self.shared.roots(),
@@ -253,10 +289,10 @@ impl<'a> Agent<'a> {
             Outcome::Backgrounded(backgrounded) => {
                 self.shared
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
-                self.backgrounded(&backgrounded, deadline_ms, notes)
+                self.backgrounded(&backgrounded, budget_ms, notes)
             }
             Outcome::Finished(finished) => {
-                self.finished(&prepared.analysis, finished, deadline_ms, &started, notes)?
+                self.finished(&prepared.analysis, finished, budget_ms, &started, notes)?
             }
         };
         if let Some(note) = self.shared.take_note() {
@@ -280,6 +316,9 @@ impl<'a> Agent<'a> {
             BackgroundReason::AssistantBudget => {
                 render::background_assistant(deadline_ms, job.id(), &path)
             }
+            BackgroundReason::ClientBudget => {
+                render::background_client_budget(deadline_ms, job.id(), &path)
+            }
             BackgroundReason::User => render::background_user(job.id(), &path),
         };
         for note in notes
@@ -300,7 +339,9 @@ impl<'a> Agent<'a> {
             background_task_id: Some(job.id().to_owned()),
             assistant_auto_backgrounded: matches!(
                 backgrounded.reason,
-                BackgroundReason::Timeout | BackgroundReason::AssistantBudget
+                BackgroundReason::Timeout
+                    | BackgroundReason::AssistantBudget
+                    | BackgroundReason::ClientBudget
             ),
             backgrounded_by_user: by_user,
             stops_agent_loop: by_user,
@@ -783,7 +824,9 @@ mod tests {
                 network: false,
                 found_secrets: Vec::new(),
                 session_net: None,
+                views: Default::default(),
             },
+            after_exit: Default::default(),
             missing: Vec::new(),
             scrubbed: Scrubbed {
                 names: Vec::new(),

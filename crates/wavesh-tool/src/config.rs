@@ -19,6 +19,9 @@ pub const DEFAULT_TASK_OUTPUT_CHARS: usize = 32_000;
 pub const TASK_OUTPUT_CHARS_CAP: usize = 160_000;
 /// The blocking budget of assistant mode (BG-6).
 pub const ASSISTANT_BUDGET_MS: u64 = 15_000;
+/// The default wait budget of an MCP client (MCP-5): below the 60 s request timeout of
+/// the TypeScript SDK that most clients use.
+pub const DEFAULT_CLIENT_BUDGET_MS: u64 = 50_000;
 
 /// How the host runs its agent loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +71,11 @@ pub struct ToolConfig {
     pub mode: HostMode,
     /// Output cap per command in bytes (BG-8); `None` for none.
     pub output_cap_bytes: Option<u64>,
+    /// How long the host's client waits for a call's answer (MCP-5): past it a
+    /// foreground command moves to the background whatever its first word, so the
+    /// answer, with its task id, arrives before the client gives up. `None`: the client
+    /// waits as long as the command's timeout.
+    pub client_budget_ms: Option<u64>,
     /// The sandbox: the level of commands not approved as read-only, auto-allow, the
     /// secret list and the environment filter (SBX).
     pub sandbox: crate::sandbox::SandboxSettings,
@@ -87,6 +95,7 @@ impl Default for ToolConfig {
             task_max_output_chars: DEFAULT_TASK_OUTPUT_CHARS,
             mode: HostMode::Normal,
             output_cap_bytes: Some(wavesh_exec::DEFAULT_OUTPUT_CAP),
+            client_budget_ms: None,
             sandbox: crate::sandbox::SandboxSettings::default(),
         }
     }

@@ -61,6 +61,14 @@ pub fn bash_description(config: &ToolConfig) -> String {
         amount(config.default_timeout_ms),
         amount(config.max_timeout_ms),
     ));
+    if let Some(budget) = config.client_budget_ms {
+        // MCP-5: the client gives up on a call past its own wait limit.
+        text.truncate(text.trim_end().len());
+        text.push_str(&format!(
+            " The answer comes within {}s whatever the timeout: a command still running then is moved to the background (one that starts with sleep too) and keeps running.\n\n",
+            seconds(budget)
+        ));
+    }
     text.push_str(BACKGROUND_SENTENCE);
     text.push_str(" Use it for servers, watchers and long builds or test suites.\n\n");
     text.push_str(&format!(

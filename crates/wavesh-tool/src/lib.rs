@@ -25,7 +25,7 @@ mod session;
 pub mod shell_state;
 pub mod task_tools;
 
-pub use config::{HostMode, ToolConfig};
+pub use config::{DEFAULT_CLIENT_BUDGET_MS, HostMode, ToolConfig};
 pub use description::{
     BASH_TOOL_NAME, ToolDefinition, bash_description, bash_input_schema, tool_definitions,
 };

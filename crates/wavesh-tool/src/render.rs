@@ -298,6 +298,17 @@ pub fn background_assistant(budget_ms: u64, task_id: &str, output_path: &Path) -
     )
 }
 
+/// MCP-5, moved at the client's wait budget: the client would have given up on the
+/// call, so its answer comes now, with the task id.
+pub fn background_client_budget(budget_ms: u64, task_id: &str, output_path: &Path) -> String {
+    format!(
+        "Command was still running when the client's wait limit ({}s) came and was moved to the background with ID: {task_id}. \
+         It is still running — you will be notified when it completes. Output is being written to: {}",
+        seconds(budget_ms),
+        output_path.display()
+    )
+}
+
 /// BG-8: the line after the output of a foreground command stopped at the output cap.
 pub fn output_cap_stopped(cap_bytes: u64) -> String {
     format!("Command was stopped: its output reached the output cap of {cap_bytes} bytes.")

@@ -496,6 +496,7 @@ impl Session {
             read_state: None,
             permissions: Arc::new(Permissions::default()),
             home: None,
+            env: Vec::new(),
             level: None,
             claude_settings: true,
             settings_files: Vec::new(),

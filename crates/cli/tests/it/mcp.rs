@@ -129,6 +129,13 @@ fn exec_6_mcp_cancellation_and_progress() {
     scenario("cancel-progress");
 }
 
+/// MCP-5: past `--client-timeout` a call answers with its task id whatever its first
+/// word, progress flows meanwhile, and TaskOutput gives the end.
+#[test]
+fn mcp_5_client_budget_moves_calls_to_the_background() {
+    scenario("client-budget");
+}
+
 /// KILL-1/2: closing the client ends every process of the session within 1.5 s.
 #[test]
 fn kill_2_mcp_session_end_ends_the_tree() {

@@ -5,7 +5,9 @@
 // logging, progress and elicitation.
 //
 // Run by scripts/mcp-conformance.sh, from a directory where the SDK is installed:
-//   node mcp_client.mjs WAVESH_BINARY stdio|http
+//   node mcp_client.mjs WAVESH_BINARY stdio|http [client-budget]
+// `client-budget` runs MCP-5 instead: a 75 s command through a client with the SDK's
+// default options (a 60 s request timeout) answers with its task id in time.
 // Prints what it saw; exits non-zero with a message on the first failure.
 
 import { spawn } from "node:child_process";
@@ -22,7 +24,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-const [binary, transportName] = process.argv.slice(2);
+const [binary, transportName, scenarioName] = process.argv.slice(2);
 const TOKEN = "ts-client-token";
 
 function check(condition, message) {
@@ -232,5 +234,42 @@ async function tasksScenario() {
   console.log(`typescript client over ${transportName}: ok`);
 }
 
-await tasksScenario();
+/** MCP-5 at the defaults: `echo started; sleep 75; echo done` through a client with the
+ * SDK's default request options answers before the SDK's 60 s timeout, with a task id;
+ * progress notifications flow meanwhile; TaskOutput later gives the end. */
+async function clientBudgetScenario() {
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), "wavesh-ts-")));
+  const { client, end } = await connect(workspace, [], () => {});
+  try {
+    const progress = [];
+    const began = Date.now();
+    // No timeout option: the SDK's default (60 s) holds.
+    const result = await client.callTool(
+      { name: "Bash", arguments: { command: "echo started; sleep 75; echo done" } },
+      undefined,
+      { onprogress: (note) => progress.push(note) },
+    );
+    const took = (Date.now() - began) / 1000;
+    const task = result.structuredContent?.backgroundTaskId;
+    check(task, `no task id after ${took}s: ${textOf(result)}`);
+    check(took < 60, `answered after ${took}s`);
+    check(textOf(result).includes(`client's wait limit (50s) came and was moved to the background with ID: ${task}`), textOf(result));
+    check(progress.length >= 10, `progress notifications: ${progress.length}`);
+    console.log(`task ${task} after ${took.toFixed(1)}s with ${progress.length} progress notifications`);
+    // The rest (about 25 s) fits in one blocking TaskOutput within the SDK's timeout.
+    const output = await client.callTool({ name: "TaskOutput", arguments: { task_id: task, block: true, timeout: 40000 } });
+    const text = textOf(output);
+    check(text.includes("<status>completed</status>") && text.includes("started\ndone"), text);
+  } finally {
+    await end();
+  }
+  rmSync(workspace, { recursive: true, force: true });
+  console.log(`typescript client budget over ${transportName}: ok`);
+}
+
+if (scenarioName === "client-budget") {
+  await clientBudgetScenario();
+} else {
+  await tasksScenario();
+}
 process.exit(0);

@@ -526,7 +526,60 @@ async def http_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"http": http_scenario, "client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario}
+async def client_budget_scenario(binary):
+    """MCP-5: with `--client-timeout 3` the answer of a longer call comes within the budget
+    with its task id, whatever the first word (sleep, a loop, `sleep` after a prefix
+    assignment); progress notifications flow meanwhile; TaskOutput later gives the end.
+    A command that ends within the budget answers as usual, and an explicit timeout below
+    the budget still rules (a sleep is then stopped, EXEC-4)."""
+    workspace = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-ws-"))
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, message))
+
+    try:
+        async with stdio_client(server(binary, workspace, "--client-timeout", "3")) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                bash = next(t for t in (await session.list_tools()).tools if t.name == "Bash")
+                check("The answer comes within 3s" in bash.description, bash.description)
+                cases = [
+                    ("echo started; sleep 5; echo done", "started\ndone"),
+                    ("sleep 5 && echo slept", "slept"),
+                    ("X=1 sleep 5; echo prefixed", "prefixed"),
+                    ("for i in 1 2 3 4 5 6 7 8; do sleep 0.7; done; echo looped", "looped"),
+                ]
+                tasks = []
+                for command, end in cases:
+                    progress.clear()
+                    began = time.monotonic()
+                    result = await session.call_tool("Bash", {"command": command}, progress_callback=on_progress)
+                    took = time.monotonic() - began
+                    fields = result.structured_content or {}
+                    task = fields.get("backgroundTaskId")
+                    check(task, f"{command}: no task id: {text_of(result)!r}")
+                    check(took < 4.5, f"{command}: answered after {took:.2f}s")
+                    check(fields.get("assistantAutoBackgrounded") is True, f"{command}: {fields}")
+                    check(f"client's wait limit (3s) came and was moved to the background with ID: {task}" in text_of(result), text_of(result))
+                    tasks.append((command, task, end))
+                # Progress flowed while the last one ran in the foreground.
+                check(len(progress) >= 1 and all("bytes written" in (m or "") for _, m in progress), f"progress: {progress}")
+                for command, task, end in tasks:
+                    output = await session.call_tool("TaskOutput", {"task_id": task, "block": True, "timeout": 20000})
+                    text = text_of(output)
+                    check("<status>completed</status>" in text and end in text, f"{command}: {text}")
+                quick = await session.call_tool("Bash", {"command": "sleep 0.5; echo quick"})
+                check(text_of(quick) == "quick", text_of(quick))
+                stopped = await session.call_tool("Bash", {"command": "sleep 5", "timeout": 1000})
+                check("Command exceeded the timeout (1s) and was stopped." in text_of(stopped), text_of(stopped))
+                check(not (stopped.structured_content or {}).get("backgroundTaskId"), text_of(stopped))
+        print("client budget scenario: ok")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+SCENARIOS = {"http": http_scenario, "client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario, "client-budget": client_budget_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]

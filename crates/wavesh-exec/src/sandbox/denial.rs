@@ -267,6 +267,7 @@ mod tests {
             network: false,
             found_secrets: Vec::new(),
             session_net: None,
+            views: Default::default(),
         }
     }
 

@@ -63,6 +63,8 @@ pub struct ChildSandbox {
     /// The seccomp filter: the network-off one, or the one that keeps TCP/UDP.
     seccomp: Option<Filter>,
     mounts: Vec<MountOp>,
+    /// The views of SBX-8 (`/tmp`, the caches), mounted before `mounts`.
+    views: super::view_mounts::ViewMounts,
     /// Enter a user namespace first, mapping this uid and gid (non-root mounts).
     userns: Option<(u32, u32)>,
     /// Precomputed texts for the user namespace maps.
@@ -156,15 +158,23 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         // Compile now, in the host: the child may not allocate.
         program(filter).map_err(|e| failed("seccomp filter", e))?;
     }
-    if ruleset.is_none() && seccomp.is_none() && mounts.is_empty() {
+    let views = if mounts_possible {
+        super::view_mounts::ViewMounts::new(&plan.views, writable_dir_access())
+            .map_err(|e| failed("the views of /tmp and the caches", e))?
+    } else {
+        super::view_mounts::ViewMounts::default()
+    };
+    if ruleset.is_none() && seccomp.is_none() && mounts.is_empty() && views.is_empty() {
         return Ok(None);
     }
-    let userns = (!mounts.is_empty() && rustix::process::geteuid().as_raw() != 0).then(|| {
-        (
-            rustix::process::getuid().as_raw(),
-            rustix::process::getgid().as_raw(),
-        )
-    });
+    let userns = ((!mounts.is_empty() || !views.is_empty())
+        && rustix::process::geteuid().as_raw() != 0)
+        .then(|| {
+            (
+                rustix::process::getuid().as_raw(),
+                rustix::process::getgid().as_raw(),
+            )
+        });
     let maps = userns.map(maps_for);
     let isolation = support.process_isolation.then(|| {
         plan.writable_dirs
@@ -181,6 +191,7 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         ruleset,
         seccomp,
         mounts,
+        views,
         userns,
         maps,
         isolation,
@@ -263,7 +274,10 @@ fn split_secrets(plan: &Plan, mounts: bool) -> Found {
     let mut landlock = Vec::new();
     let mut hidden = Vec::new();
     for path in all {
-        let writable = plan.writable_dirs.iter().any(|d| path.starts_with(d));
+        // Under a path mounted back through the `/tmp` view, the view's write rule
+        // reaches too (SBX-8): only a mount hides there.
+        let writable = plan.writable_dirs.iter().any(|d| path.starts_with(d))
+            || plan.views.tmp.as_ref().is_some_and(|tmp| tmp.keeps(&path));
         if plan.level == Level::WorkspaceWrite && writable {
             // Landlock would make every new file beside it unreadable, so a mount hides
             // it, or nothing can (reported as a missing guarantee).
@@ -349,6 +363,13 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
                     .any(|t| t.starts_with(dir) || dir.starts_with(t))
         })
         .cloned()
+        // Under the paths the `/tmp` view mounts back, secrets are hidden by mounts.
+        .chain(
+            plan.views
+                .tmp
+                .iter()
+                .flat_map(|tmp| tmp.keep.iter().cloned()),
+        )
         .collect();
     let key: ReadsKey = (
         plan.secret_paths.clone(),
@@ -810,10 +831,14 @@ impl ChildSandbox {
     pub fn enforce(&self) -> Result<(), i32> {
         // SAFETY: plain system calls on integers and on C strings owned by `self`.
         unsafe {
-            if !self.mounts.is_empty() {
+            if !self.mounts.is_empty() || !self.views.is_empty() {
                 self.enter_mount_namespace()?;
+                self.views.apply()?;
                 for op in &self.mounts {
                     apply_mount(op)?;
+                }
+                if let Some(fd) = &self.ruleset {
+                    self.views.allow_writes(fd.as_raw_fd())?;
                 }
             }
             drop_capabilities()?;
@@ -1001,6 +1026,15 @@ impl ChildSandbox {
                     )));
                 }
             }
+            self.views.apply().map_err(|errno| {
+                let error = io::Error::from_raw_os_error(errno);
+                io::Error::new(
+                    error.kind(),
+                    format!(
+                        "isolating the command: mounting the views of /tmp and the caches: {error}"
+                    ),
+                )
+            })?;
             for op in &self.mounts {
                 apply_mount(op).map_err(|errno| {
                     let error = io::Error::from_raw_os_error(errno);
@@ -1062,7 +1096,11 @@ impl ChildSandbox {
                     "a write rule for /dev/shm",
                 )?;
             }
+            // SAFETY: system calls on the ruleset and the views' paths.
+            unsafe { self.views.allow_writes(ruleset.as_raw_fd()) }
+                .map_err(|_| fail("the write rules of the cache overlays"))?;
         }
+        self.views = super::view_mounts::ViewMounts::default();
         Ok(host_proc)
     }
 
@@ -1434,6 +1472,7 @@ pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<Raw
         }
         None => out.push(0),
     }
+    child.views.encode(&mut out);
     (out, child.ruleset.as_ref().map(AsRawFd::as_raw_fd))
 }
 
@@ -1503,6 +1542,8 @@ pub(crate) fn decode_child(
     } else {
         None
     };
+    let views =
+        super::view_mounts::ViewMounts::decode(&mut |n, what| take(n, what).map(<[u8]>::to_vec))?;
     if let Some(filter) = seccomp {
         program(filter)?;
     }
@@ -1510,6 +1551,7 @@ pub(crate) fn decode_child(
         ruleset: if has_ruleset { Some(ruleset()?) } else { None },
         seccomp,
         mounts,
+        views,
         maps: userns.map(maps_for),
         userns,
         isolation,
@@ -1894,6 +1936,7 @@ mod tests {
                 path: CString::new("/ws/.ssh").unwrap(),
                 keep: 6,
             }],
+            views: super::super::view_mounts::ViewMounts::default(),
             userns: Some((1000, 1001)),
             maps: None,
             isolation: Some(vec![

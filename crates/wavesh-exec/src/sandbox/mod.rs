@@ -18,10 +18,14 @@
 mod denial;
 mod env;
 mod file_values;
+mod git_config;
 mod plan;
 #[cfg(target_os = "linux")]
 mod scan;
 pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod view_mounts;
+mod views;
 
 #[cfg(target_os = "linux")]
 #[path = "linux.rs"]
@@ -35,6 +39,7 @@ use std::path::PathBuf;
 pub use denial::explain_denials;
 pub use env::{EnvFilter, Scrubbed, mask_file, mask_scrubbed};
 pub use file_values::secret_file_values;
+pub use git_config::{GitView, runs_no_program};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
@@ -42,6 +47,28 @@ pub use plan::{
     CommandFiles, HOME_START_UP, Plan, home_is_writable, home_start_up_files, protected_paths,
     quarantine_planted,
 };
+pub use views::{
+    CACHE_VARIABLES, CacheView, OUTPUT_VARIABLES, TmpView, ViewInputs, Views, cache_state_dir,
+    read_only_caches_note, views_inputs,
+};
+
+/// What a command's git layers leave when it ends (SBX-9): its top-level git files
+/// brought back, its config changes judged and applied; the notes for the model.
+pub fn git_after_exit(views: &Views) -> Vec<String> {
+    views.git.iter().flat_map(git_config::after_exit).collect()
+}
+
+/// Whether overlayfs can be mounted for the cache views (SBX-8), probed once.
+pub fn overlay_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        view_mounts::overlay_available()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
 
 /// How much a command may do (SBX-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

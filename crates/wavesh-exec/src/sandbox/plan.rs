@@ -57,6 +57,9 @@ pub struct Plan {
     /// outside only through the proxy's listener for this scope (NET-2, NET-3); `network`
     /// is then true, and means the namespace's loopback.
     pub session_net: Option<crate::net::Scope>,
+    /// The views of SBX-8 (`/tmp`, the caches, configured output directories), added
+    /// by [`Plan::add_views`].
+    pub views: super::Views,
 }
 
 impl Plan {
@@ -128,6 +131,7 @@ impl Plan {
             network,
             found_secrets: Vec::new(),
             session_net: None,
+            views: super::Views::default(),
         }
     }
 

@@ -129,6 +129,7 @@ mod tests {
             network: false,
             found_secrets: Vec::new(),
             session_net: None,
+            views: Default::default(),
         };
         insta::assert_snapshot!(profile(&plan), @r#"
         (version 1)

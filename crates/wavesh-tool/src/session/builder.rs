@@ -20,6 +20,8 @@ pub struct SessionBuilder {
     pub(super) read_state: Option<Arc<dyn ReadFileState>>,
     pub(super) permissions: Arc<Permissions>,
     pub(super) home: Option<PathBuf>,
+    /// Variables the host sets for every command ([`SessionBuilder::env`]).
+    pub(super) env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     /// The level the host chose ([`SessionBuilder::sandbox_level`]).
     pub(super) level: Option<wavesh_exec::sandbox::Level>,
     /// Claude Code's settings files are read (on by default).
@@ -244,6 +246,17 @@ impl SessionBuilder {
         Ok(notes)
     }
 
+    /// A variable every command of the session gets, over the inherited environment
+    /// (a host's own settings, such as `CARGO_TARGET_DIR`).
+    pub fn env(
+        &mut self,
+        key: impl Into<std::ffi::OsString>,
+        value: impl Into<std::ffi::OsString>,
+    ) -> &mut Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
     /// The home directory: commands get it as `HOME`, and the sandbox hides its secrets
     /// (default: `$HOME`, as it is).
     pub fn home(&mut self, home: impl Into<PathBuf>) -> &mut Self {
@@ -392,6 +405,9 @@ impl SessionBuilder {
         executor.set_network(network);
         if let Some(home) = &self.home {
             executor.set_env("HOME", Some(home.clone().into_os_string()));
+        }
+        for (key, value) in &self.env {
+            executor.set_env(key, Some(value.clone()));
         }
         if config.search_shadowing {
             let trusted = config.search_binary_trusted;
