@@ -172,9 +172,25 @@ impl PrivateDir {
 }
 
 impl Drop for PrivateDir {
-    /// Removes the session directory if nothing is left in it. Persisted outputs and the
-    /// output files of tasks that outlive the session keep it (their paths were given out).
+    /// Removes the session directory, scratch directories and all, if no file is left at
+    /// its top. Persisted outputs and the output files of tasks that outlive the session
+    /// keep it (their paths were given out).
     fn drop(&mut self) {
+        // With no file left at its top (no persisted output, no output file of a task
+        // that outlives the session), nothing in it was given out: its scratch
+        // directories (the session's TMPDIR and `/tmp` view) go with it. A task left
+        // running keeps its output file there, and so keeps them all.
+        let gave_out = std::fs::read_dir(&self.path).map_or(true, |entries| {
+            entries
+                .flatten()
+                .any(|entry| entry.file_type().map_or(true, |t| !t.is_dir()))
+        });
+        if !gave_out
+            && let Err(error) = std::fs::remove_dir_all(&self.path)
+            && error.kind() != io::ErrorKind::NotFound
+        {
+            tracing::debug!(path = %self.path.display(), %error, "private directory kept");
+        }
         if let Err(error) = std::fs::remove_dir(&self.path)
             && error.kind() != io::ErrorKind::NotFound
             && error.kind() != io::ErrorKind::DirectoryNotEmpty

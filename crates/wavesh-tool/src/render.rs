@@ -117,7 +117,9 @@ pub fn exit_meaning(analysis: &Analysis, code: i32) -> ExitMeaning {
     if code == 0 {
         return ExitMeaning::Expected("");
     }
-    if code != 1 || analysis.failure.is_some() {
+    // Inside a construct the analysis does not descend into (`a &`, a subshell, a loop)
+    // the last command is not known.
+    if code != 1 || analysis.failure.is_some() || !analysis.unsupported.is_empty() {
         return ExitMeaning::Error { hint: None };
     }
     let Some(last) = analysis.commands.iter().rev().find(|c| !c.argv.is_empty()) else {

@@ -682,7 +682,9 @@ pub fn on_timeout(
     command: &str,
     reason: wavesh_exec::BackgroundReason,
 ) -> OnTimeout {
-    let first = if analysis.failure.is_none() {
+    // The analysis lists the simple commands it descends into; inside a construct it
+    // does not (`a &`, a subshell, a loop) the first word as written decides.
+    let first = if analysis.failure.is_none() && analysis.unsupported.is_empty() {
         analysis
             .commands
             .iter()
@@ -690,7 +692,10 @@ pub fn on_timeout(
             .filter(|w| w.is_static())
             .map(|w| w.value.as_str())
     } else {
-        command.split_whitespace().next()
+        command
+            .trim_start_matches(|c: char| c == '(' || c == '{' || c.is_whitespace())
+            .split_whitespace()
+            .next()
     };
     match first {
         Some("sleep") => OnTimeout::Kill,
@@ -789,6 +794,12 @@ mod tests {
         assert!(!kill("echo a; sleep 3"));
         assert!(!kill("$(echo sleep) 5"));
         assert!(!kill("npm test"));
+        // Constructs the analysis does not descend into: the first word as written.
+        assert!(!kill("setsid sleep 900 & sleep 902; wait"));
+        assert!(kill("sleep 5 & echo hi"));
+        assert!(kill("{ sleep 1; }"));
+        assert!(kill("(sleep 1)"));
+        assert!(!kill("if true; then sleep 3; fi"));
     }
 
     #[test]

@@ -390,3 +390,46 @@ fn bg_2_wavesh_run_leaves_no_private_file_or_directory() {
         .collect();
     assert!(sessions.is_empty(), "left behind: {sessions:?}");
 }
+
+/// Nothing is left behind: `wavesh run` at each level, with files written to its TMPDIR
+/// (and at workspace-write to `/tmp`), leaves no private directory when no task outlives
+/// it; a task that does keeps its output file where it was said to be.
+#[test]
+fn exec_wavesh_run_leaves_no_private_directory_behind() {
+    let ws = Workspace::new();
+    let sessions = |ws: &Workspace| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&ws.private)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("wavesh-"))
+            .flat_map(|user| std::fs::read_dir(user.path()).unwrap().flatten())
+            .map(|e| e.path())
+            .collect()
+    };
+    for level in ["off", "read-only", "workspace-write"] {
+        let run = ws.run(
+            &["--sandbox", level],
+            "echo x > \"$TMPDIR\"/scratch; mkdir -p \"$TMPDIR\"/d/e; echo y > /tmp/f 2>/dev/null; echo done",
+        );
+        assert_eq!(run.code(), Some(0), "{level}: {run}");
+        assert!(run.stdout().contains("done"), "{level}: {run}");
+        assert!(
+            sessions(&ws).is_empty(),
+            "{level}: left {:?}",
+            sessions(&ws)
+        );
+    }
+    let (run, json) = ws.run_json(&["--background"], "sleep 0.5; echo later");
+    assert_eq!(run.code(), Some(0), "{run}");
+    let path = std::path::PathBuf::from(json["outputPath"].as_str().unwrap());
+    assert!(
+        !sessions(&ws).is_empty(),
+        "a running task's directory was removed"
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || std::fs::read_to_string(&path)
+            .is_ok_and(|t| t == "later\n")),
+        "{}",
+        path.display()
+    );
+}
