@@ -595,7 +595,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         if overlay {
             "copy-on-write overlays, changes in $XDG_STATE_HOME/wavesh/caches/ (default ~/.local/state/wavesh/caches/)"
         } else {
-            "read-only (overlayfs cannot be mounted here)"
+            "read-only (overlayfs cannot be mounted here, or cannot remove a cached file in a user namespace)"
         }
     ));
     for level in levels {

@@ -257,12 +257,20 @@ pub fn without_documented_note(text: &str) -> String {
         return text.to_owned();
     }
     let documented = |line: &str| {
-        ["read-only", "workspace-write"].into_iter().any(|level| {
-            let prefix = format!("Sandbox ({level}) is incomplete on this machine; missing: ");
-            line.strip_prefix(&prefix)
-                .and_then(|rest| rest.strip_suffix('.'))
-                .is_some_and(|list| guarantee_set(list) == documented_missing(mode, level))
-        })
+        // Where user namespaces are refused the session has no network of its own
+        // (NET-1, SBX-5), said once in the first result.
+        (line.starts_with("The session has no network of its own (")
+            && line.ends_with("no proxy to the registries."))
+            // Where overlayfs cannot be used (SBX-8, SBX-5) every result names the caches
+            // left read-only.
+            || (line.starts_with("Toolchain caches are read-only in this sandbox: ")
+                && !line.contains("holds a"))
+            || ["read-only", "workspace-write"].into_iter().any(|level| {
+                let prefix = format!("Sandbox ({level}) is incomplete on this machine; missing: ");
+                line.strip_prefix(&prefix)
+                    .and_then(|rest| rest.strip_suffix('.'))
+                    .is_some_and(|list| guarantee_set(list) == documented_missing(mode, level))
+            })
     };
     let mut kept: String = text
         .split_inclusive('\n')

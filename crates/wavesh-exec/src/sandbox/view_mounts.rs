@@ -430,8 +430,10 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// Whether an overlay can be mounted here (root, or in a user namespace), probed once in
-/// a short-lived child on two empty directories.
+/// Whether an overlay can be mounted here (root, or in a user namespace) and can remove
+/// what its lower layer holds (a whiteout: `rm -rf` in a cache); probed once in a
+/// short-lived child. Where the kernel refuses the whiteout to a user namespace the
+/// removal fails with EIO, so the caches stay read-only and are named instead.
 pub(crate) fn overlay_available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(probe_overlay)
@@ -451,10 +453,18 @@ fn probe_overlay() -> bool {
         crate::private_dir::random_name(8)
     ));
     let dirs = ["lower", "upper", "work", "merged"].map(|d| base.join(d));
-    if dirs.iter().any(|d| std::fs::create_dir_all(d).is_err()) {
+    if dirs.iter().any(|d| std::fs::create_dir_all(d).is_err())
+        || std::fs::create_dir_all(dirs[0].join("d/e")).is_err()
+    {
         let _ = std::fs::remove_dir_all(&base);
         return false;
     }
+    let (Ok(doomed_dir), Ok(doomed_inner)) =
+        (c_path(&dirs[3].join("d")), c_path(&dirs[3].join("d/e")))
+    else {
+        let _ = std::fs::remove_dir_all(&base);
+        return false;
+    };
     let options = format!(
         "lowerdir={},upperdir={},workdir={}",
         dirs[0].display(),
@@ -521,6 +531,10 @@ fn probe_overlay() -> bool {
                     options.as_ptr().cast(),
                 ) != 0
             {
+                return Err(io::Error::last_os_error());
+            }
+            // Removing what the lower layer holds needs a whiteout in the upper one.
+            if libc::rmdir(doomed_inner.as_ptr()) != 0 || libc::rmdir(doomed_dir.as_ptr()) != 0 {
                 return Err(io::Error::last_os_error());
             }
             Ok(())

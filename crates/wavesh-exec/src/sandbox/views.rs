@@ -274,7 +274,7 @@ impl Plan {
             let why = if !inputs.mounts {
                 Some("no mount namespace on this machine".to_owned())
             } else if !inputs.overlay {
-                Some("overlayfs cannot be mounted on this machine".to_owned())
+                Some("overlayfs cannot be used here".to_owned())
             } else if self.secret_paths.iter().any(|s| s.starts_with(&cache)) {
                 Some("it holds a secret".to_owned())
             } else if [&cache, state]
@@ -568,7 +568,7 @@ mod tests {
         assert!(plan.views.caches.is_empty());
         let note = read_only_caches_note(&plan.views).unwrap();
         assert!(
-            note.contains(".cargo/registry (overlayfs cannot be mounted"),
+            note.contains(".cargo/registry (overlayfs cannot be used here"),
             "{note}"
         );
         assert!(!plan.may_write(&base.join("home/.cargo/registry/x")));
