@@ -389,6 +389,33 @@ async fn sbx_8_caches_are_copy_on_write() {
         util::missing_prerequisite("overlayfs", "overlay mounts in a user or mount namespace");
         return;
     }
+    if !wavesh_exec::sandbox::overlay_removes() {
+        // SBX-5: where an overlay cannot remove what its lower layer holds (an ordinary
+        // user's namespace on this kernel), the caches stay read-only and are named.
+        let f = Fixture::new();
+        plant_caches(&f);
+        let real = tree(&f.home);
+        for supervised in [false, true] {
+            let session = f.session(Level::WorkspaceWrite, supervised);
+            let result = f
+                .run_raw(
+                    &session,
+                    "echo evil > ~/.cargo/registry/src/dep-1.0.0/lib.rs",
+                )
+                .await;
+            session.shutdown().await;
+            assert!(
+                result
+                    .text
+                    .contains("Toolchain caches are read-only in this sandbox: ")
+                    && result.text.contains("overlayfs cannot be used here"),
+                "supervised={supervised}: {}",
+                result.text
+            );
+        }
+        assert_eq!(tree(&f.home), real, "the real cache changed");
+        return;
+    }
     for supervised in [false, true] {
         let f = Fixture::new();
         plant_caches(&f);

@@ -58,6 +58,19 @@ pub fn git_after_exit(views: &Views) -> Vec<String> {
     views.git.iter().flat_map(git_config::after_exit).collect()
 }
 
+/// Whether an overlay can also remove what its lower layer holds (the caches' need,
+/// SBX-8), probed once.
+pub fn overlay_removes() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        view_mounts::overlay_removes()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// Whether overlayfs can be mounted for the cache views (SBX-8), probed once.
 pub fn overlay_available() -> bool {
     #[cfg(target_os = "linux")]

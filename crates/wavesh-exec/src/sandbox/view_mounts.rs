@@ -430,16 +430,22 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// Whether an overlay can be mounted here (root, or in a user namespace) and can remove
-/// what its lower layer holds (a whiteout: `rm -rf` in a cache); probed once in a
-/// short-lived child. Where the kernel refuses the whiteout to a user namespace the
-/// removal fails with EIO, so the caches stay read-only and are named instead.
+/// Whether an overlay can be mounted here (root, or in a user namespace), probed once in
+/// a short-lived child. [`overlay_removes`] also removes a directory of the lower layer
+/// (a whiteout: `rm -rf` in a cache), which this kernel refuses to a user namespace of
+/// an ordinary user (EIO): the caches then stay read-only and are named.
 pub(crate) fn overlay_available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(probe_overlay)
+    *AVAILABLE.get_or_init(|| probe_overlay(false))
 }
 
-fn probe_overlay() -> bool {
+/// [`overlay_available`], and a directory of the lower layer can be removed.
+pub(crate) fn overlay_removes() -> bool {
+    static REMOVES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *REMOVES.get_or_init(|| overlay_available() && probe_overlay(true))
+}
+
+fn probe_overlay(remove: bool) -> bool {
     use std::os::unix::process::CommandExt;
     let Some(program) = ["/bin/true", "/usr/bin/true"]
         .into_iter()
@@ -534,7 +540,10 @@ fn probe_overlay() -> bool {
                 return Err(io::Error::last_os_error());
             }
             // Removing what the lower layer holds needs a whiteout in the upper one.
-            if libc::rmdir(doomed_inner.as_ptr()) != 0 || libc::rmdir(doomed_dir.as_ptr()) != 0 {
+            if remove
+                && (libc::rmdir(doomed_inner.as_ptr()) != 0
+                    || libc::rmdir(doomed_dir.as_ptr()) != 0)
+            {
                 return Err(io::Error::last_os_error());
             }
             Ok(())

@@ -103,6 +103,9 @@ pub struct ViewInputs<'a> {
     pub private_dir: Option<&'a Path>,
     /// Overlays can be mounted on this machine.
     pub overlay: bool,
+    /// An overlay can also remove what its lower layer holds (a whiteout), which the
+    /// caches need (`rm -rf` in one); the git view only adds and renames files.
+    pub overlay_removes: bool,
     /// The command gets a mount namespace of its own (mounts are possible).
     pub mounts: bool,
 }
@@ -132,6 +135,7 @@ pub fn views_inputs<'a>(
         private_dir: config.private_dir.as_deref(),
         // Probed only where there is a mount namespace to mount in.
         overlay: mounts && super::overlay_available(),
+        overlay_removes: mounts && super::overlay_removes(),
         mounts,
     }
 }
@@ -273,7 +277,7 @@ impl Plan {
             }
             let why = if !inputs.mounts {
                 Some("no mount namespace on this machine".to_owned())
-            } else if !inputs.overlay {
+            } else if !inputs.overlay || !inputs.overlay_removes {
                 Some("overlayfs cannot be used here".to_owned())
             } else if self.secret_paths.iter().any(|s| s.starts_with(&cache)) {
                 Some("it holds a secret".to_owned())
@@ -514,6 +518,7 @@ mod tests {
             cache_state: Some(base.join("state")),
             private_dir: Some(&private),
             overlay,
+            overlay_removes: overlay,
             mounts: true,
         });
         plan
