@@ -4,7 +4,6 @@
 //! (NET-3): the kernel decides who can reach which one, never the client.
 
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -85,15 +84,14 @@ impl Proxy {
     /// `runtime`, until the listener fails.
     pub fn serve(
         self: &Arc<Self>,
-        listener: OwnedFd,
+        listener: std::net::TcpListener,
         scope: Scope,
         runtime: &tokio::runtime::Handle,
     ) -> std::io::Result<()> {
-        let std_listener = std::net::TcpListener::from(listener);
-        std_listener.set_nonblocking(true)?;
+        listener.set_nonblocking(true)?;
         let proxy = Arc::clone(self);
         let _guard = runtime.enter();
-        let listener = TcpListener::from_std(std_listener)?;
+        let listener = TcpListener::from_std(listener)?;
         runtime.spawn(async move {
             loop {
                 match listener.accept().await {

@@ -36,6 +36,7 @@ pub struct GitView {
 
 /// Files of the top level that never come back from a command (SBX-6, SBX-9): the
 /// config is mediated, the others would point git elsewhere.
+#[cfg(unix)]
 const NEVER_BACK: &[&str] = &["config", "config.worktree", "commondir", "gitdir"];
 
 /// Makes the view of `root`'s git directory for one command in `dir` (a fresh
@@ -283,6 +284,7 @@ fn remove_layers(dir: &Path) {
 /// Copies `upper` (an overlay's upper layer) over `real`: files replace, whiteouts
 /// remove, directories merge. At the top level (`top`), [`NEVER_BACK`] and lock files
 /// stay behind.
+#[cfg(unix)]
 fn merge_back(upper: &Path, real: &Path, top: bool) -> std::io::Result<()> {
     use std::os::unix::fs::FileTypeExt;
     let mut first_error = None;
@@ -323,7 +325,14 @@ fn merge_back(upper: &Path, real: &Path, top: bool) -> std::io::Result<()> {
     first_error.map_or(Ok(()), Err)
 }
 
+/// Elsewhere no overlay ever made an upper layer, so there is nothing to merge.
+#[cfg(not(unix))]
+fn merge_back(_upper: &Path, _real: &Path, _top: bool) -> std::io::Result<()> {
+    Ok(())
+}
+
 /// Replaces `to` by a copy of `from` in one rename, so git never reads half a file.
+#[cfg(unix)]
 fn replace_file(from: &Path, to: &Path) -> std::io::Result<()> {
     let name = to
         .file_name()

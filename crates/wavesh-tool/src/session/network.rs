@@ -49,7 +49,7 @@ pub(super) fn start(
     let serving = Arc::clone(&proxy);
     supervisor.on_network(move |[session, read]| {
         for (listener, scope) in [(session, Scope::Session), (read, Scope::Read)] {
-            if let Err(error) = serving.serve(listener, scope, &handle) {
+            if let Err(error) = serving.serve(listener.into(), scope, &handle) {
                 tracing::error!(%error, ?scope, "the proxy cannot accept on the session's namespace");
             }
         }
