@@ -15,6 +15,7 @@
 #[allow(dead_code)]
 mod util;
 
+mod at_off;
 mod attacks;
 mod bad_input;
 mod output;
@@ -59,8 +60,30 @@ pub fn supervised_session(root: &Path, private: &Path) -> Session {
         .expect("a session")
 }
 
-/// Supervised sessions on both of the supervisor's paths: per-command cgroups (where
-/// this machine allows them; SKIPPED otherwise) and subreapers alone (PROC-1).
+/// A session as [`supervised_session`], whose commands keep the host's PID namespace:
+/// the trees a user other than root gets at `off`, held by cgroups and subreapers alone.
+pub fn without_pid_namespace(root: &Path, private: &Path) -> Session {
+    let mut config = wavesh_tool::ToolConfig::default();
+    config.sandbox.read_only_level = false;
+    Session::builder(root)
+        .private_base(private)
+        .no_login_env()
+        .supervisor(util::WAVESH)
+        .supervisor_options(wavesh_exec::supervisor::Options {
+            off_pid_namespace: false,
+            ..wavesh_exec::supervisor::Options::default()
+        })
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
+        .config(config)
+        .build()
+        .expect("a session")
+}
+
+/// Supervised sessions on both of the supervisor's paths for a tree in the host's PID
+/// namespace (what a user other than root gets at `off`; as root a PID namespace holds
+/// it, see `sbx_7_at_off_no_tree_outlives_its_session`): per-command cgroups (where this
+/// machine allows them; SKIPPED otherwise) and subreapers alone (PROC-1).
 pub fn both_paths(root: &Path, private: &Path) -> Vec<(&'static str, Session)> {
     let mut sessions = Vec::new();
     for (name, cgroups) in [("cgroups", true), ("subreapers", false)] {
@@ -70,6 +93,7 @@ pub fn both_paths(root: &Path, private: &Path) -> Vec<(&'static str, Session)> {
             .supervisor(util::WAVESH)
             .supervisor_options(wavesh_exec::supervisor::Options {
                 cgroups,
+                off_pid_namespace: false,
                 ..wavesh_exec::supervisor::Options::default()
             })
             .sandbox_level(wavesh_exec::sandbox::Level::Off)

@@ -549,6 +549,10 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
             "overlayfs": overlay,
             "missing": missing,
             "process_trees": processes,
+            "off_pid_namespace": match wavesh_exec::sandbox::off_pid_namespace() {
+                Ok(()) => serde_json::Value::Bool(true),
+                Err(why) => serde_json::Value::from(why),
+            },
             "session_network": network_json,
         });
         printer::stdout_line(&value.to_string());
@@ -584,6 +588,16 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         ));
     }
     printer::stdout_line(&format!("process trees: {processes}"));
+    // SBX-7: whether a tree let run without the sandbox still ends with its session.
+    printer::stdout_line(&match wavesh_exec::sandbox::off_pid_namespace() {
+        Ok(()) => "off: a PID namespace per command (no tree outlives its session; ps there \
+                   sees the command's own tree)"
+            .to_owned(),
+        Err(why) => format!(
+            "off: no PID namespace ({why}); a tree that leaves its cgroup and ends its \
+             subreaper and the supervisor can outlive the session"
+        ),
+    });
     printer::stdout_line(&network_text);
     printer::stdout_line(&format!(
         "workspace-write /tmp: {}\nworkspace-write toolchain caches: {}",

@@ -22,6 +22,17 @@ use wavesh_tool::{BashInput, CallContext, SandboxSettings, Session, ToolConfig};
 
 /// A session whose every command runs at `level`.
 fn at_level(workspace: &std::path::Path, binary: &str, level: Level) -> Session {
+    at_level_with(workspace, binary, level, true)
+}
+
+/// As [`at_level`]; `off_pid_namespace`: whether commands at `off` get a PID namespace
+/// (SBX-7; where the supervisor runs as root).
+fn at_level_with(
+    workspace: &std::path::Path,
+    binary: &str,
+    level: Level,
+    off_pid_namespace: bool,
+) -> Session {
     let config = ToolConfig {
         sandbox: SandboxSettings {
             level,
@@ -32,6 +43,10 @@ fn at_level(workspace: &std::path::Path, binary: &str, level: Level) -> Session 
     };
     Session::builder(workspace)
         .supervisor(binary)
+        .supervisor_options(wavesh_exec::supervisor::Options {
+            off_pid_namespace,
+            ..wavesh_exec::supervisor::Options::default()
+        })
         .sandbox_level(config.sandbox.level)
         .no_claude_settings()
         .config(config)
@@ -102,13 +117,22 @@ async fn main() {
     let supervised = binary
         .as_deref()
         .map(|binary| at_level(&workspace, binary, Level::Off));
-    let levels: Vec<(Level, Session)> = binary
+    // The first column: `off` in the host's PID namespace (what a user other than root
+    // gets), beside the default `off` above (a PID namespace per command, as root).
+    let levels: Vec<(&str, Session)> = binary
         .as_deref()
         .map(|binary| {
-            [Level::ReadOnly, Level::WorkspaceWrite]
-                .into_iter()
-                .map(|level| (level, at_level(&workspace, binary, level)))
-                .collect()
+            vec![
+                (
+                    "off, host PID ns",
+                    at_level_with(&workspace, binary, Level::Off, false),
+                ),
+                ("read-only", at_level(&workspace, binary, Level::ReadOnly)),
+                (
+                    "workspace-write",
+                    at_level(&workspace, binary, Level::WorkspaceWrite),
+                ),
+            ]
         })
         .unwrap_or_default();
     let bash = session.shell().path().to_path_buf();
@@ -191,16 +215,23 @@ async fn main() {
             s.as_secs_f64() / d.as_secs_f64(),
             ms(s) - ms(w)
         );
+        let host_ns = level_runs.first_mut().map(|samples| median(samples));
         for ((level, _), samples) in levels.iter().zip(&mut level_runs) {
             let m = median(samples);
             println!(
-                "sandbox {:16} (supervisor): median {:.3} ms, p90 {:.3} ms; the sandbox itself: {:.3} ms",
-                level.name(),
+                "{:24} (supervisor): median {:.3} ms, p90 {:.3} ms; over off: {:.3} ms; over off in the host's PID namespace: {:.3} ms",
+                level,
                 ms(m),
                 ms(percentile(samples, 0.9)),
-                ms(m) - ms(s)
+                ms(m) - ms(s),
+                host_ns.map_or(0.0, |h| ms(m) - ms(h))
             );
         }
+        println!(
+            "off's PID namespace (SBX-7; {:?}): {:.3} ms",
+            wavesh_exec::sandbox::off_pid_namespace(),
+            host_ns.map_or(0.0, |h| ms(s) - ms(h))
+        );
         println!("machine: {:?}", wavesh_exec::sandbox::support());
     }
     let _ = std::fs::remove_dir_all(&workspace);

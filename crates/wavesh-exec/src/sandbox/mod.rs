@@ -19,6 +19,8 @@ mod denial;
 mod env;
 mod file_values;
 mod git_config;
+#[cfg(target_os = "linux")]
+mod off_isolation;
 mod plan;
 #[cfg(target_os = "linux")]
 mod scan;
@@ -43,6 +45,16 @@ pub use git_config::{GitView, runs_no_program};
 pub use imp::ChildSandbox;
 #[cfg(target_os = "linux")]
 pub(crate) use imp::{decode_child, encode_child, fork_isolated, isolation_user_namespace};
+#[cfg(target_os = "linux")]
+pub(crate) use off_isolation::isolate_at_off;
+#[cfg(target_os = "linux")]
+pub use off_isolation::off_pid_namespace;
+
+/// Whether commands outside the sandbox get a PID namespace here (SBX-7), or why not.
+#[cfg(not(target_os = "linux"))]
+pub fn off_pid_namespace() -> Result<(), String> {
+    Err("PID namespaces are Linux's".to_owned())
+}
 pub use plan::{
     CommandFiles, HOME_START_UP, Plan, home_is_writable, home_start_up_files, protected_paths,
     quarantine_planted,

@@ -471,14 +471,19 @@ fn fork_subreaper(
     let userns = isolate
         .then(crate::sandbox::isolation_user_namespace)
         .flatten();
-    let own_pid_ns = if isolate && userns.is_none() {
+    // SBX-7: a command outside the sandbox still gets a PID namespace of its own where
+    // the helper runs as root, so its tree cannot outlive the session.
+    let off_ns = !isolate
+        && std::env::var_os(super::NO_OFF_PID_NS_ENV).is_none()
+        && crate::sandbox::off_pid_namespace().is_ok();
+    let own_pid_ns = if (isolate && userns.is_none()) || off_ns {
         let own = std::fs::File::open("/proc/self/ns/pid")?;
         // SAFETY: unshare(2) on this single-threaded process.
         if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
             let error = io::Error::last_os_error();
             return Err(io::Error::new(
                 error.kind(),
-                format!("cannot make a PID namespace for the sandboxed command: {error}"),
+                format!("cannot make a PID namespace for the command: {error}"),
             ));
         }
         Some(own)
@@ -528,7 +533,7 @@ fn fork_subreaper(
         // Opened before the subreaper may isolate itself, when the cgroup file system
         // becomes read-only in its namespace: these descriptors still reach the host's.
         let cgroup = request.cgroup_dir.as_deref().and_then(CgroupParents::open);
-        let code = subreaper(theirs, request, userns);
+        let code = subreaper(theirs, request, userns, off_ns);
         // The tree is gone (or detached and now gone): its cgroup goes too, and, when the
         // helper has ended meanwhile, the session's directory if it is empty. Never
         // another command's cgroup: the host may have just made one for a new command.
@@ -647,7 +652,12 @@ fn host_pid(host_proc: &OwnedFd, pid: libc::pid_t) -> Option<libc::pid_t> {
 
 /// The subreaper of one command. Returns its exit code.
 #[allow(unsafe_code)]
-fn subreaper(socket: OwnedFd, mut request: SpawnRequest, userns: Option<(u32, u32)>) -> i32 {
+fn subreaper(
+    socket: OwnedFd,
+    mut request: SpawnRequest,
+    userns: Option<(u32, u32)>,
+    off_ns: bool,
+) -> i32 {
     let socket = socket.as_raw_fd();
     // SAFETY: process attribute and signal mask changes on this single-threaded process.
     let signals = unsafe {
@@ -669,6 +679,15 @@ fn subreaper(socket: OwnedFd, mut request: SpawnRequest, userns: Option<(u32, u3
     }
     let host_proc = match request.sandbox.as_mut() {
         Some(sandbox) if sandbox.isolates() => match sandbox.isolate(userns) {
+            Ok(host_proc) => Some(host_proc),
+            Err(error) => {
+                report(&error.to_string());
+                let errno = error.raw_os_error().unwrap_or(libc::EPERM);
+                let _ = write_all(socket, &record(tag::FAILED, errno, 0));
+                return 1;
+            }
+        },
+        _ if off_ns => match crate::sandbox::isolate_at_off() {
             Ok(host_proc) => Some(host_proc),
             Err(error) => {
                 report(&error.to_string());

@@ -30,6 +30,9 @@ mod wire;
 
 pub use network::Network;
 use network::{NETWORK_ENV, NetworkHook};
+
+/// Set for a helper whose commands outside the sandbox keep the host's PID namespace.
+const NO_OFF_PID_NS_ENV: &str = "WAVESH_NO_OFF_PID_NAMESPACE";
 pub use reaper::{REAPER_ARG, run_reaper};
 
 use std::collections::HashMap;
@@ -155,6 +158,9 @@ struct Shared {
     fired: Mutex<HashMap<i32, crate::cgroup::LimitFired>>,
     /// Whether each helper makes the session's network namespace.
     network_wanted: bool,
+    /// Whether commands outside the sandbox get a PID namespace where the machine allows
+    /// it ([`Options::off_pid_namespace`]).
+    off_pid_namespace: bool,
     /// The latest helper's network namespace.
     network: Mutex<Network>,
     /// Called with the listeners of every helper started after the first (its namespace
@@ -183,6 +189,11 @@ pub struct Options {
     pub limits: crate::cgroup::Limits,
     /// The session's own network namespace for its sandboxed commands (NET-1).
     pub network: bool,
+    /// A PID namespace per command outside the sandbox, where the helper runs as root
+    /// (SBX-7: no tree outlives its session; see `wavesh_exec::sandbox::off_pid_namespace`).
+    /// On by default; off, such a tree is held by its cgroup and subreaper alone, as for a
+    /// user other than root.
+    pub off_pid_namespace: bool,
 }
 
 impl Default for Options {
@@ -194,6 +205,7 @@ impl Default for Options {
             cgroups: !off,
             limits: crate::cgroup::Limits::default(),
             network: false,
+            off_pid_namespace: true,
         }
     }
 }
@@ -260,6 +272,7 @@ impl Supervisor {
             cgroups,
             fired: Mutex::new(HashMap::new()),
             network_wanted: options.network,
+            off_pid_namespace: options.off_pid_namespace,
             network: Mutex::new(Network::Off),
             on_network: Mutex::new(None),
         });
@@ -285,6 +298,7 @@ impl Supervisor {
             // command's PID namespace, whose init is a fork of the helper.
             .env_clear()
             .envs(self.shared.network_wanted.then_some((NETWORK_ENV, "1")))
+            .envs((!self.shared.off_pid_namespace).then_some((NO_OFF_PID_NS_ENV, "1")))
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());

@@ -360,7 +360,7 @@ fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: Own
             .and_then(super::CgroupParents::open);
         // Born with every capability of the session's user namespace: its namespaces
         // are made as root makes them, with no mapping of its own.
-        let code = super::subreaper(socket, request, None);
+        let code = super::subreaper(socket, request, None, false);
         if let Some(cgroup) = cgroup {
             cgroup.remove(super::helper_gone(helper_pidfd));
         }
