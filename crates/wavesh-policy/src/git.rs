@@ -419,31 +419,113 @@ pub fn check_gh(args: &[Word]) -> Result<(), Reason> {
         }
     }
     if first == "api" {
-        for (i, word) in rest.iter().enumerate() {
-            let value = word.value.as_str();
+        check_gh_api(rest)?;
+    }
+    Ok(())
+}
+
+/// `gh api`'s options that leave it a GET of `api.github.com`, by allow-list (RO-4): the
+/// output and paging options, `--cache`, and headers that only choose a media type. What
+/// else gh accepts changes the method (`-X`, `-f`, `-F`, `--input`), the host
+/// (`--hostname`) or is new, and asks. The endpoint: one, relative to the API, with no
+/// `..` segment, `//`, scheme or `@`.
+fn check_gh_api(rest: &[Word]) -> Result<(), Reason> {
+    const FLAGS: &[&str] = &[
+        "--paginate",
+        "--slurp",
+        "-i",
+        "--include",
+        "--silent",
+        "--verbose",
+    ];
+    const WITH_VALUE: &[&str] = &[
+        "-q",
+        "--jq",
+        "-t",
+        "--template",
+        "--cache",
+        "-p",
+        "--preview",
+    ];
+    let mut endpoints = 0;
+    let mut i = 0;
+    while i < rest.len() {
+        let (raw, value) = (&rest[i].raw, rest[i].value.as_str());
+        i += 1;
+        if FLAGS.contains(&value) {
+            continue;
+        }
+        if WITH_VALUE.contains(&value) {
+            i += 1;
+            continue;
+        }
+        if WITH_VALUE
+            .iter()
+            .any(|o| o.starts_with("--") && value.starts_with(&format!("{o}=")))
+        {
+            continue;
+        }
+        let header = if matches!(value, "-H" | "--header") {
+            i += 1;
+            rest.get(i - 1).map(|w| w.value.as_str())
+        } else {
+            value.strip_prefix("--header=")
+        };
+        if let Some(header) = header {
+            let (name, _) = header.split_once(':').unwrap_or((header, ""));
+            if !name.trim().eq_ignore_ascii_case("accept") {
+                return Err(crate::refuse!(
+                    "`gh api` with the header `{header}`: only `Accept` is read-only for sure"
+                ));
+            }
+            continue;
+        }
+        if matches!(value, "-X" | "--method")
+            || value.starts_with("--method=")
+            || value.starts_with("-X")
+        {
             let method = if matches!(value, "-X" | "--method") {
-                rest.get(i + 1).map(|w| w.value.to_ascii_uppercase())
+                i += 1;
+                rest.get(i - 1).map(|w| w.value.to_ascii_uppercase())
             } else {
                 value
                     .strip_prefix("--method=")
                     .or_else(|| value.strip_prefix("-X"))
-                    .filter(|m| !m.is_empty())
                     .map(str::to_ascii_uppercase)
             };
-            if method.is_some_and(|m| m != "GET") {
-                return Err("`gh api` with a method other than GET changes something".into());
+            if method.as_deref() == Some("GET") {
+                continue;
             }
-            if matches!(value, "-f" | "-F" | "--field" | "--raw-field" | "--input")
-                || value.starts_with("--field=")
-                || value.starts_with("--raw-field=")
-                || value.starts_with("--input=")
-            {
-                return Err("`gh api` with fields sends a POST".into());
-            }
-            if value.contains("://") || value.contains('@') {
-                return Err(crate::refuse!("`{}` points gh at another host", word.raw));
-            }
+            return Err("`gh api` with a method other than GET changes something".into());
         }
+        if matches!(value, "-f" | "-F" | "--field" | "--raw-field" | "--input")
+            || value.starts_with("--field=")
+            || value.starts_with("--raw-field=")
+            || value.starts_with("--input=")
+        {
+            return Err("`gh api` with fields sends a POST".into());
+        }
+        if value.starts_with('-') {
+            return Err(crate::refuse!(
+                "`gh api {raw}` is not an option known to leave it a GET of GitHub's API"
+            ));
+        }
+        endpoints += 1;
+        let path = value.split('?').next().unwrap_or(value);
+        if value.contains("://")
+            || value.contains('@')
+            || path.contains("//")
+            || path
+                .split('/')
+                .any(|segment| segment == ".." || segment == ".")
+        {
+            return Err(crate::refuse!(
+                "`{raw}` points gh at another host or endpoint"
+            ));
+        }
+    }
+    if endpoints > 1 {
+        return Err("`gh api` takes one endpoint".into());
     }
     Ok(())
 }
