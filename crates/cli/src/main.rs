@@ -113,6 +113,9 @@ fn session_builder(
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let mut builder = Session::builder(root);
+    // Without bash or zsh every call still gets an answer naming why (a server that
+    // exits at its start tells the model nothing; `run --json` prints its JSON).
+    builder.answer_without_shell();
     for dir in &workspace.add_dir {
         builder.additional_dir(dir);
     }
@@ -301,10 +304,18 @@ async fn serve_mcp(args: McpArgs) -> anyhow::Result<()> {
     }
     let session_id = args.session_id.clone().unwrap_or_else(new_session_id);
     let (session, permissions) = mcp_session(&args, &session_id)?;
+    let shell = match session.shell_selection() {
+        wavesh_tool::shell_state::ShellSelection::Missing { why } => {
+            format!("no shell: {why}; every command will say so")
+        }
+        selection => format!(
+            "shell {}, {}",
+            session.shell().path().display(),
+            selection.word()
+        ),
+    };
     printer::note(&format!(
-        "wavesh mcp: session {session_id} (shell {}, {}); resume with --session-id {session_id}",
-        session.shell().path().display(),
-        session.shell_selection().word()
+        "wavesh mcp: session {session_id} ({shell}); resume with --session-id {session_id}"
     ));
     wavesh_mcp::serve_stdio(session, permissions, args.max_message_bytes, stop).await?;
     Ok(())

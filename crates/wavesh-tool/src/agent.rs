@@ -200,8 +200,10 @@ impl<'a> Agent<'a> {
         // MCP-5: the client's wait started when the call arrived.
         let call_started = std::time::Instant::now();
         let config = &self.shared.config;
-        if let ShellSelection::Stale { was } = &self.shared.selection {
-            return Err(ToolError::StaleShell(was.clone()));
+        match &self.shared.selection {
+            ShellSelection::Stale { was } => return Err(ToolError::StaleShell(was.clone())),
+            ShellSelection::Missing { why } => return Err(ToolError::NoShell(why.clone())),
+            _ => {}
         }
         if input.run_in_background && config.mode == HostMode::IdleTurn {
             return Err(ToolError::BackgroundRefused);

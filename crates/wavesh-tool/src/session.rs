@@ -499,6 +499,7 @@ impl Session {
             env: Vec::new(),
             level: None,
             claude_settings: true,
+            answer_without_shell: false,
             settings_files: Vec::new(),
             sandbox_overrides: Vec::new(),
         }

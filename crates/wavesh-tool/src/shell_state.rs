@@ -27,16 +27,23 @@ pub enum ShellSelection {
         /// The recorded shell.
         was: PathBuf,
     },
+    /// No bash or zsh could be found, and the host asked for a session anyway
+    /// (`SessionBuilder::answer_without_shell`): every command fails, saying why.
+    Missing {
+        /// Why none was found.
+        why: String,
+    },
 }
 
 impl ShellSelection {
-    /// The word for hosts: `new`, `restored`, `fallback`, `stale`.
+    /// The word for hosts: `new`, `restored`, `fallback`, `stale`, `missing`.
     pub fn word(&self) -> &'static str {
         match self {
             ShellSelection::New => "new",
             ShellSelection::Restored => "restored",
             ShellSelection::Fallback { .. } => "fallback",
             ShellSelection::Stale { .. } => "stale",
+            ShellSelection::Missing { .. } => "missing",
         }
     }
 }

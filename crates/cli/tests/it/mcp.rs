@@ -38,6 +38,13 @@ fn ro_16_judging_a_command_never_reads_the_servers_stdin() {
     raw_scenario("own-stdin");
 }
 
+/// SHELL-2: with no bash or zsh, `wavesh mcp` starts and answers each Bash call with
+/// the reason; the other tools work.
+#[test]
+fn shell_2_without_a_shell_the_server_answers_each_call() {
+    raw_scenario("no-shell");
+}
+
 #[test]
 fn mcp_2_bad_input_matrix_stdio() {
     raw_scenario("bad-input-stdio");

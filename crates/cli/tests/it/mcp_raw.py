@@ -127,13 +127,13 @@ def big_line(id):
 
 
 class Stdio:
-    def __init__(self, binary, workspace):
+    def __init__(self, binary, workspace, env_extra=None):
         self.proc = subprocess.Popen(
             [binary, "mcp", "--no-login-env", "--cwd", workspace],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=environment(workspace),
+            env=environment(workspace, **(env_extra or {})),
         )
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -676,7 +676,26 @@ def own_stdin(binary, workspace):
     print("own-stdin: ok")
 
 
+def no_shell(binary, workspace):
+    """SHELL-2: with no usable bash or zsh the server still starts and answers every
+    call: Bash with an error naming why, the other tools as usual."""
+    server = Stdio(binary, workspace, env_extra={"WAVE_SHELL": "/nonexistent/bash"})
+    for n in range(2):
+        server.send(call(700 + n, "Bash", {"command": "echo hi"}))
+        answer, _ = server.reply(700 + n, 10)
+        check(answer is not None and answer.get("result", {}).get("isError") is True, f"Bash without a shell: {answer}")
+        text = text_of(answer["result"])
+        check("no shell can run this command" in text and "/nonexistent/bash" in text, f"the reason is not named: {text}")
+    server.send(call(710, "TaskList", {}))
+    listing, _ = server.reply(710, 10)
+    check(text_of(listing["result"]) == "No background tasks.", f"TaskList: {listing}")
+    server.close()
+    check(server.proc.returncode == 0, f"the server exited {server.proc.returncode}")
+    print("no-shell: ok")
+
+
 SCENARIOS = {
+    "no-shell": no_shell,
     "own-stdin": own_stdin,
     "http-idle": http_idle,
     "bad-input-stdio": bad_input_stdio,

@@ -92,6 +92,18 @@ fn shell_2_unusable_wave_shell_is_a_clear_error() {
             "{run}"
         );
         assert!(!run.stdout().contains("ran"), "{run}");
+        // --json answers in JSON, naming the reason.
+        let mut cmd = ws.wavesh();
+        cmd.env("WAVE_SHELL", value)
+            .args(["run", "--json", "--", "echo ran"]);
+        let run = crate::util::Run::of(cmd);
+        let json: serde_json::Value = serde_json::from_str(run.stdout().trim())
+            .unwrap_or_else(|e| panic!("no JSON ({e}): {run}"));
+        assert_eq!(json["is_error"], true, "{run}");
+        assert!(
+            json["error"].as_str().is_some_and(|e| e.contains(expected)),
+            "{run}"
+        );
     }
 }
 

@@ -26,6 +26,7 @@ pub struct SessionBuilder {
     pub(super) level: Option<wavesh_exec::sandbox::Level>,
     /// Claude Code's settings files are read (on by default).
     pub(super) claude_settings: bool,
+    pub(super) answer_without_shell: bool,
     /// Settings files named by the host, read after the usual ones.
     pub(super) settings_files: Vec<PathBuf>,
     /// The host's last word on the sandbox settings, after the files.
@@ -145,6 +146,14 @@ impl SessionBuilder {
     /// default.
     pub fn sandbox_level(&mut self, level: wavesh_exec::sandbox::Level) -> &mut Self {
         self.level = Some(level);
+        self
+    }
+
+    /// Builds the session even when no bash or zsh can be found: each command then fails
+    /// with the reason, while the other tools answer (a server must answer each call,
+    /// not exit at its start). Without it, `build` fails with the shell error.
+    pub fn answer_without_shell(&mut self) -> &mut Self {
+        self.answer_without_shell = true;
         self
     }
 
@@ -373,7 +382,16 @@ impl SessionBuilder {
             Some(resolution) => resolution.clone(),
             None => wavesh_exec::resolve_default_shell(),
         };
-        let (selection, shell) = self.select_shell(candidate)?;
+        let (selection, shell) = match self.select_shell(candidate) {
+            Err(SessionError::Shell(error)) if self.answer_without_shell => (
+                ShellSelection::Missing {
+                    why: error.to_string(),
+                },
+                // Never run: every command is refused first, naming `why`.
+                Shell::new(Path::new("bash"), wavesh_exec::ShellKind::Bash),
+            ),
+            other => other?,
+        };
         let mut config = self.config.clone().unwrap_or_else(ToolConfig::from_env);
         let settings_notes = self.sandbox_settings(&mut config, &root)?;
         let dir = Arc::new(PrivateDir::create(self.private_base.as_deref())?);

@@ -258,6 +258,11 @@ pub enum ToolError {
         "this session's shell {0} no longer exists or is not executable, and no other bash or zsh was found; install it again or start a new session"
     )]
     StaleShell(PathBuf),
+    /// No bash or zsh was found when the session started (SHELL-2).
+    #[error(
+        "no shell can run this command: {0}. wavesh runs commands with bash or zsh; the user must install one or point WAVE_SHELL at one, then start a new session"
+    )]
+    NoShell(String),
     /// TaskStop's own timeout passed before the task ended.
     #[error("task {0} did not end within TaskStop's 10 s limit")]
     StopTimedOut(String),
