@@ -17,6 +17,17 @@ const MAX_NAMED: usize = 4;
 /// The note for the model, or `None` when nothing in `output` looks refused by the
 /// sandbox. `cwd` resolves relative paths.
 pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> {
+    explain(output, plan, cwd, &host_may_write)
+}
+
+/// [`explain_denials`], with whether the command's user may write a path outside the
+/// sandbox as `may_write`.
+fn explain(
+    output: &str,
+    plan: &Plan,
+    cwd: &Path,
+    may_write: &dyn Fn(&Path) -> bool,
+) -> Option<String> {
     if plan.level == Level::Off {
         return None;
     }
@@ -68,7 +79,7 @@ pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> 
                 {
                     return None;
                 }
-                judge(&resolved, plan, whole)
+                judge(&resolved, plan, may_write)
             })
             .collect();
         let what = judged
@@ -167,10 +178,24 @@ const WRITE_HINTS: &[&str] = &[
 ];
 
 /// What the sandbox refused at `path`, if it would have.
-fn judge(path: &Path, plan: &Plan, line: &str) -> Option<String> {
+fn judge(path: &Path, plan: &Plan, host_may_write: &dyn Fn(&Path) -> bool) -> Option<String> {
     // A planted symlink is judged by where it leads.
     let resolved = std::fs::canonicalize(path).ok();
     let path = resolved.as_deref().unwrap_or(path);
+    // Another session's private directory is hidden as a secret is, but it holds no
+    // credential: say what it is.
+    if plan
+        .readable_dirs
+        .iter()
+        .filter_map(|own| own.parent())
+        .any(|base| path.starts_with(base))
+        && !plan.readable_dirs.iter().any(|own| path.starts_with(own))
+    {
+        return Some(format!(
+            "reading {} (another wavesh session's files: each session's are hidden from the others)",
+            path.display()
+        ));
+    }
     if plan.is_secret(path) {
         return Some(format!(
             "reading {} (a secret: the sandbox hides the user's credentials)",
@@ -183,16 +208,34 @@ fn judge(path: &Path, plan: &Plan, line: &str) -> Option<String> {
             path.display()
         ));
     }
-    let wrote =
-        std::fs::symlink_metadata(path).is_err() || WRITE_HINTS.iter().any(|w| line.contains(w));
-    if wrote && !plan.may_write(path) {
-        return Some(format!(
-            "writing {} (outside what the {} sandbox may write)",
-            path.display(),
-            plan.level
-        ));
+    if plan.may_write(path) {
+        return None;
     }
-    None
+    // An existing path outside the writable ones: the sandbox lets it be read, so a
+    // refusal there was a write, unless the file's own modes refuse this user as well
+    // (the host runs as the command's user): then the sandbox is not why, and turning it
+    // off would not help. Reading a file without read permission, running a script
+    // without the execute bit, writing a file of another user all land here.
+    if std::fs::symlink_metadata(path).is_ok() && !host_may_write(path) {
+        return None;
+    }
+    Some(format!(
+        "writing {} (outside what the {} sandbox may write)",
+        path.display(),
+        plan.level
+    ))
+}
+
+/// Whether this process (the command's user, outside the sandbox) may write `path`.
+fn host_may_write(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
+    }
 }
 
 /// The line without the shell's own `bash: line 3: ` (or `/bin/bash: `) prefix, which
@@ -326,6 +369,60 @@ mod tests {
             .unwrap()
             .contains("writing /etc/passwd (outside")
         );
+    }
+
+    /// SBX-4: a refusal the file's own modes make (a read without read permission, a
+    /// script without the execute bit, another user's file) is not the sandbox's, and
+    /// no note sends the model to turn it off; another session's hidden files are named
+    /// as such, not as credentials.
+    #[test]
+    fn sbx_4_no_note_for_what_file_modes_refuse() {
+        let dir = std::env::temp_dir().join(format!("wavesh-denial-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("locked");
+        std::fs::write(&file, "").unwrap();
+        let ro = plan(Level::ReadOnly);
+        let cwd = Path::new("/ws");
+        for line in [
+            format!("cat: {}: Permission denied", file.display()),
+            format!("bash: line 1: {}: Permission denied", file.display()),
+            format!(
+                "PermissionError: [Errno 13] Permission denied: '{}'",
+                file.display()
+            ),
+        ] {
+            assert_eq!(explain(&line, &ro, cwd, &|_| false), None, "{line}");
+            assert!(
+                explain(&line, &ro, cwd, &|_| true)
+                    .unwrap()
+                    .contains(&format!("writing {}", file.display())),
+                "{line}"
+            );
+        }
+        // A path that does not exist was being made: a write, whoever owns the parent.
+        assert!(
+            explain(
+                "touch: cannot touch '/nonexistent-wavesh/x': Permission denied",
+                &ro,
+                cwd,
+                &|_| false
+            )
+            .unwrap()
+            .contains("writing /nonexistent-wavesh/x")
+        );
+        let mut sessions = plan(Level::WorkspaceWrite);
+        sessions.secret_paths.push("/tmp/wavesh-root".into());
+        sessions.readable_dirs.push("/tmp/wavesh-root/mine".into());
+        let note = explain(
+            "cat: /tmp/wavesh-root/theirs/out: Permission denied",
+            &sessions,
+            cwd,
+            &|_| true,
+        )
+        .unwrap();
+        assert!(note.contains("another wavesh session's files"), "{note}");
+        assert!(!note.contains("credentials"), "{note}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
