@@ -18,6 +18,7 @@ mod util;
 mod background;
 mod boundary;
 mod defaults;
+mod description;
 mod escapes;
 mod every_secret;
 mod everyday;

@@ -35,7 +35,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::AsyncRead;
 use tokio_util::sync::CancellationToken;
-use wavesh_tool::{CallContext, Session, TaskInfo, ToolError, ToolOutput, tool_definitions};
+use wavesh_tool::{CallContext, Session, TaskInfo, ToolError, ToolOutput};
 
 /// The URI of a task's resource.
 pub fn task_uri(task_id: &str) -> String {
@@ -180,7 +180,8 @@ impl WaveshServer {
     }
 
     fn tools(&self) -> Vec<Tool> {
-        tool_definitions(self.session.config())
+        self.session
+            .tool_definitions()
             .into_iter()
             .map(|tool| {
                 let schema = match tool.input_schema {

@@ -1,0 +1,33 @@
+//! The session's sandbox as the Bash description states it: its level, its writable
+//! roots and the network it really got (a namespace that could not be made means none).
+
+use super::Session;
+use crate::description::{ToolDefinition, tool_definitions_with};
+use crate::sandbox_text::{NetworkFacts, SandboxFacts};
+
+impl Session {
+    /// The facts of this session's sandbox.
+    pub fn sandbox_facts(&self) -> SandboxFacts {
+        let settings = &self.shared.config.sandbox;
+        let mut facts = SandboxFacts::from_settings(settings);
+        facts.roots = self.shared.roots();
+        facts.roots.extend(settings.allow_write.iter().cloned());
+        facts.network = match self.shared.executor.network() {
+            Some(network) => {
+                let policy = network.proxy.policy();
+                NetworkFacts::Proxy {
+                    registries: policy.registries,
+                    allowed: policy.allowed.iter().map(|p| p.text.clone()).collect(),
+                    denied: policy.denied.iter().map(|p| p.text.clone()).collect(),
+                }
+            }
+            None => NetworkFacts::None,
+        };
+        facts
+    }
+
+    /// The tools, the Bash description stating this session's sandbox.
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        tool_definitions_with(&self.shared.config, &self.sandbox_facts())
+    }
+}
