@@ -533,6 +533,23 @@ async def main():
                 await session.initialize()
                 day = Day(session, workspace, elicitations)
                 sandboxed = not ("off" in options or "--sandbox=off" in options)
+
+                async def told():
+                    # The model is told the session's rules up front (SBX-4, NET-2).
+                    tools = (await session.list_tools()).tools
+                    text = next(t for t in tools if t.name == "Bash").description
+                    rules = text.rsplit("\n\n", 1)[-1]
+                    wanted = (
+                        [f"write only to {workspace}, /tmp", "crates.io", "dangerouslyDisableSandbox"]
+                        if sandboxed
+                        else ["Sandbox: off."]
+                    )
+                    missing = [w for w in wanted if w not in rules]
+                    if missing:
+                        raise Failure(f"the description lacks {missing}: {rules!r}")
+                    return rules[:60] + "…"
+
+                await day.step("description states the sandbox", told)
                 await the_day(day, free_port(), make_measure(binary) if measure else None, sandboxed, home)
                 rows = day.rows
     finally:
