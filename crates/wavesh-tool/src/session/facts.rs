@@ -26,6 +26,20 @@ impl Session {
         facts
     }
 
+    /// The session's egress proxy, if it has a network of its own (NET-2): a host
+    /// installs its asker there ([`wavesh_exec::net::Proxy::set_asker`]).
+    pub fn network_proxy(&self) -> Option<std::sync::Arc<wavesh_exec::net::Proxy>> {
+        self.shared
+            .executor
+            .network()
+            .map(|network| std::sync::Arc::clone(&network.proxy))
+    }
+
+    /// The user's home, where user-level settings live.
+    pub fn home(&self) -> &std::path::Path {
+        &self.shared.home
+    }
+
     /// The tools, the Bash description stating this session's sandbox.
     pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
         tool_definitions_with(&self.shared.config, &self.sandbox_facts())
