@@ -27,6 +27,7 @@ mod harm;
 mod hidden;
 mod modes;
 mod network;
+mod network_ask;
 pub mod workday;
 
 use std::path::{Path, PathBuf};

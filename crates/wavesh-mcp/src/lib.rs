@@ -19,6 +19,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod hosts;
 pub mod http;
 mod lines;
 pub mod message;
@@ -211,6 +212,8 @@ impl WaveshServer {
             Err(response) => return *response,
         };
         tracing::debug!(target: "wavesh_stage", stage = "decided");
+        // NET-2: a host no rule allows is put to the user, when the client can answer.
+        hosts::install(&self.session, &context);
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
         let abort = self.closing.child_token();
         let cancelled = context.ct.clone();
