@@ -141,15 +141,9 @@ pub fn views_inputs<'a>(
 }
 
 /// The default caches under `home` (and `CARGO_HOME`, `GOPATH`, `XDG_CACHE_HOME` when
-/// set), each with whether wavesh may create it empty as a mount point when missing
-/// (only under a directory the toolchain itself already made) and the program whose
-/// cache it is: where that program is on the command's `PATH`, the cache is made when
-/// missing too, since the toolchain's first run would make it (a new machine's first
-/// `npm install` or `cargo build` must not fail for want of a cache directory).
-pub fn default_caches(
-    env: &BTreeMap<OsString, OsString>,
-    home: &Path,
-) -> Vec<(PathBuf, bool, &'static str)> {
+/// set), each with whether wavesh may create it empty as a mount point when missing:
+/// only under a directory the toolchain itself already made.
+pub fn default_caches(env: &BTreeMap<OsString, OsString>, home: &Path) -> Vec<(PathBuf, bool)> {
     let var = |name: &str| {
         env.get(std::ffi::OsStr::new(name))
             .filter(|v| !v.is_empty())
@@ -160,52 +154,28 @@ pub fn default_caches(
     let xdg_cache = var("XDG_CACHE_HOME").unwrap_or_else(|| home.join(".cache"));
     let gopath = var("GOPATH").unwrap_or_else(|| home.join("go"));
     let mut out = vec![
-        (cargo.join("registry"), true, "cargo"),
-        (cargo.join("git"), true, "cargo"),
-        (home.join(".npm"), false, "npm"),
-        (xdg_cache.join("pip"), true, "pip"),
-        (xdg_cache.join("uv"), true, "uv"),
-        (xdg_cache.join("go-build"), true, "go"),
-        (gopath.join("pkg/mod"), false, "go"),
-        (xdg_cache.join("yarn"), true, "yarn"),
-        (home.join(".yarn/berry/cache"), false, "yarn"),
-        (xdg_cache.join("pnpm"), true, "pnpm"),
-        (home.join(".local/share/pnpm/store"), false, "pnpm"),
-        (home.join(".m2/repository"), false, "mvn"),
-        (home.join(".gradle/caches"), false, "gradle"),
-        (home.join(".gradle/wrapper"), false, "gradle"),
-        (home.join(".bun/install/cache"), false, "bun"),
+        (cargo.join("registry"), true),
+        (cargo.join("git"), true),
+        (home.join(".npm"), false),
+        (xdg_cache.join("pip"), true),
+        (xdg_cache.join("uv"), true),
+        (xdg_cache.join("go-build"), true),
+        (gopath.join("pkg/mod"), false),
+        (xdg_cache.join("yarn"), true),
+        (home.join(".yarn/berry/cache"), false),
+        (xdg_cache.join("pnpm"), true),
+        (home.join(".local/share/pnpm/store"), false),
+        (home.join(".m2/repository"), false),
+        (home.join(".gradle/caches"), false),
+        (home.join(".gradle/wrapper"), false),
+        (home.join(".bun/install/cache"), false),
     ];
     for name in CACHE_VARIABLES {
         if let Some(path) = var(name) {
-            out.push((path, true, ""));
+            out.push((path, true));
         }
     }
     out
-}
-
-/// Whether `program` is an executable file in a directory of `env`'s `PATH`.
-fn on_path(env: &BTreeMap<OsString, OsString>, program: &str) -> bool {
-    #[cfg(unix)]
-    fn executable(m: &std::fs::Metadata) -> bool {
-        use std::os::unix::fs::PermissionsExt;
-        m.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    fn executable(_: &std::fs::Metadata) -> bool {
-        true
-    }
-    if program.is_empty() {
-        return false;
-    }
-    let Some(path) = env.get(std::ffi::OsStr::new("PATH")) else {
-        return false;
-    };
-    std::env::split_paths(path)
-        .filter(|dir| dir.is_absolute())
-        .any(|dir| {
-            std::fs::metadata(dir.join(program)).is_ok_and(|m| m.is_file() && executable(&m))
-        })
 }
 
 impl Plan {
@@ -286,7 +256,7 @@ impl Plan {
         state: &Path,
     ) {
         let mut seen: Vec<PathBuf> = Vec::new();
-        for (cache, may_create, program) in default_caches(inputs.env, home) {
+        for (cache, may_create) in default_caches(inputs.env, home) {
             let cache = crate::lexical_join(Path::new("/"), &cache);
             if seen
                 .iter()
@@ -296,7 +266,7 @@ impl Plan {
             }
             let exists = cache.is_dir();
             let parent_exists = cache.parent().is_some_and(Path::is_dir);
-            let may_mount = exists || (may_create && parent_exists) || on_path(inputs.env, program);
+            let may_mount = exists || (may_create && parent_exists);
             if !may_mount {
                 continue;
             }
@@ -644,62 +614,6 @@ mod tests {
         std::fs::remove_dir_all(&base).unwrap();
     }
 
-    /// SBX-8: a cache that does not exist yet is made (empty, as a mount point) when its
-    /// toolchain is on the command's PATH, as that toolchain's first run would make it;
-    /// the caches of toolchains that are not installed are never made.
-    #[cfg(unix)]
-    #[test]
-    fn sbx_8_missing_caches_of_installed_toolchains_are_made() {
-        use std::os::unix::fs::PermissionsExt;
-        let base = temp("firstrun");
-        let bin = base.join("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        for program in ["npm", "go"] {
-            std::fs::write(bin.join(program), "#!/bin/sh\n").unwrap();
-            std::fs::set_permissions(bin.join(program), std::fs::Permissions::from_mode(0o755))
-                .unwrap();
-        }
-        // Not executable: not an installed toolchain.
-        std::fs::write(bin.join("mvn"), "").unwrap();
-        let plan = plan_with(&base, &[("PATH", bin.clone())], true);
-        let home = base.join("home");
-        let targets: Vec<&Path> = plan
-            .views
-            .caches
-            .iter()
-            .map(|c| c.target.as_path())
-            .collect();
-        for made in [
-            home.join(".npm"),
-            home.join("go/pkg/mod"),
-            home.join(".cargo/git"),
-        ] {
-            assert!(targets.contains(&made.as_path()), "{made:?} in {targets:?}");
-            assert!(made.is_dir(), "{made:?} made as a mount point");
-        }
-        for absent in [
-            ".m2/repository",
-            ".gradle/caches",
-            ".bun/install/cache",
-            ".cache/pip",
-        ] {
-            assert!(!home.join(absent).exists(), "{absent} was made");
-        }
-        std::fs::remove_dir_all(&base).unwrap();
-        // Without the toolchains on PATH, nothing under the home is made.
-        let base = temp("notinstalled");
-        let plan = plan_with(&base, &[("PATH", base.join("nothing"))], true);
-        assert!(!base.join("home/.npm").exists());
-        assert!(!base.join("home/go").exists());
-        assert!(
-            plan.views
-                .caches
-                .iter()
-                .all(|c| !c.target.ends_with(".npm"))
-        );
-        std::fs::remove_dir_all(&base).unwrap();
-    }
-
     #[test]
     fn sbx_8_layer_names_are_unique_and_readable() {
         assert_eq!(
@@ -720,7 +634,7 @@ mod tests {
         env.insert(OsString::from("PIP_CACHE_DIR"), OsString::from("relative"));
         let caches: Vec<PathBuf> = default_caches(&env, Path::new("/home/u"))
             .into_iter()
-            .map(|(p, _, _)| p)
+            .map(|(p, _)| p)
             .collect();
         assert!(caches.contains(&PathBuf::from("/opt/cargo/registry")));
         assert!(caches.contains(&PathBuf::from("/opt/cargo/git")));
