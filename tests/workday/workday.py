@@ -493,6 +493,11 @@ async def main():
     home, workspace = os.path.join(base, "home"), os.path.join(base, "ws")
     os.makedirs(home)
     os.makedirs(workspace)
+    # A developer's home: cargo and npm have run here before, so their homes exist (the
+    # sandbox makes a missing cache only under a directory its toolchain already made,
+    # never in the home itself). The caches in them are empty: the registries are reached.
+    os.makedirs(os.path.join(home, ".cargo"))
+    os.makedirs(os.path.join(home, ".npm"))
     # The fake HOME's login profile keeps the toolchains on PATH, as a developer's does.
     write(os.path.join(home, ".profile"), f"export PATH='{os.environ['PATH']}'\n")
     env = {
