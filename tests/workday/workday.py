@@ -413,15 +413,21 @@ def descendants(pid):
     return found
 
 
-def rss_kib(pid):
+def memory_kib(pid):
+    """(RSS, private) memory of `pid` in KiB: private is what it alone holds (its own
+    pages, clean or dirty), the figure that adds up across processes."""
+    rss = private = 0
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                name, _, rest = line.partition(":")
+                if name == "Rss":
+                    rss = int(rest.split()[0])
+                elif name in ("Private_Clean", "Private_Dirty"):
+                    private += int(rest.split()[0])
     except OSError:
         pass
-    return 0
+    return rss, private
 
 
 def comm(pid):
@@ -453,10 +459,16 @@ def make_measure(binary):
     async def measure(day):
         pid = server_pid(binary)
         if pid:
-            procs = [(p, comm(p), rss_kib(p)) for p in descendants(pid)]
-            total = sum(r for _, _, r in procs)
-            detail = ", ".join(f"{c} {r // 1024} MiB" for _, c, r in procs)
-            day.rows.append(("measure: session RSS (idle)", "info", 0.0, f"{total / 1024:.1f} MiB: {detail}"))
+            procs = [(comm(p), *memory_kib(p)) for p in descendants(pid)]
+            rss = sum(r for _, r, _ in procs)
+            private = sum(p for _, _, p in procs)
+            detail = ", ".join(f"{c} {p / 1024:.1f}" for c, _, p in procs)
+            day.rows.append((
+                "measure: session memory (idle)",
+                "info",
+                0.0,
+                f"{len(procs)} processes, private {private / 1024:.1f} MiB ({detail}), RSS {rss / 1024:.1f} MiB",
+            ))
         url = "https://static.crates.io/crates/windows-sys/windows-sys-0.59.0.crate"
         curl = f"curl -sSf -o /dev/null -w '%{{size_download}} %{{speed_download}}\\n' {url}"
         through = []
