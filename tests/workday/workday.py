@@ -469,28 +469,28 @@ def make_measure(binary):
                 0.0,
                 f"{len(procs)} processes, private {private / 1024:.1f} MiB ({detail}), RSS {rss / 1024:.1f} MiB",
             ))
-        url = "https://static.crates.io/crates/windows-sys/windows-sys-0.59.0.crate"
+        # A large crate file, fetched alternately through the proxy (a sandboxed command)
+        # and directly from the host, so both see the same link at the same times.
+        url = "https://static.crates.io/crates/windows/windows-0.58.0.crate"
         curl = f"curl -sSf -o /dev/null -w '%{{size_download}} %{{speed_download}}\\n' {url}"
-        through = []
-        for _ in range(3):
+        through, direct = [], []
+        for _ in range(5):
             text, _ = await day.bash(curl)
             through.append(text.split()[-2:])
-        direct = []
-        for _ in range(3):
             proc = await asyncio.create_subprocess_shell(curl, stdout=asyncio.subprocess.PIPE, env={"PATH": os.environ["PATH"]})
             out, _ = await proc.communicate()
             direct.append(out.decode().split()[-2:])
 
-        def best(samples):
-            return max(float(s[1]) for s in samples) / 1e6, int(samples[0][0])
+        def median(samples):
+            speeds = sorted(float(s[1]) / 1e6 for s in samples)
+            return speeds[len(speeds) // 2]
 
-        proxy_speed, size = best(through)
-        direct_speed, _ = best(direct)
+        size = int(through[0][0])
         day.rows.append((
             "measure: proxy vs direct",
             "info",
             0.0,
-            f"{size} B crate, best of 3: proxy {proxy_speed:.1f} MB/s, direct {direct_speed:.1f} MB/s",
+            f"{size} B crate, 5 interleaved each, median: proxy {median(through):.1f} MB/s, direct {median(direct):.1f} MB/s",
         ))
 
     return measure
