@@ -18,6 +18,7 @@ mod util;
 mod background;
 mod boundary;
 mod defaults;
+mod description;
 mod escapes;
 mod every_secret;
 mod everyday;
@@ -26,6 +27,7 @@ mod harm;
 mod hidden;
 mod modes;
 mod network;
+mod network_ask;
 pub mod workday;
 
 use std::path::{Path, PathBuf};

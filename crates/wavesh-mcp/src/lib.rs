@@ -19,6 +19,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod hosts;
 pub mod http;
 mod lines;
 pub mod message;
@@ -35,7 +36,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::AsyncRead;
 use tokio_util::sync::CancellationToken;
-use wavesh_tool::{CallContext, Session, TaskInfo, ToolError, ToolOutput, tool_definitions};
+use wavesh_tool::{CallContext, Session, TaskInfo, ToolError, ToolOutput};
 
 /// The URI of a task's resource.
 pub fn task_uri(task_id: &str) -> String {
@@ -180,7 +181,8 @@ impl WaveshServer {
     }
 
     fn tools(&self) -> Vec<Tool> {
-        tool_definitions(self.session.config())
+        self.session
+            .tool_definitions()
             .into_iter()
             .map(|tool| {
                 let schema = match tool.input_schema {
@@ -210,6 +212,8 @@ impl WaveshServer {
             Err(response) => return *response,
         };
         tracing::debug!(target: "wavesh_stage", stage = "decided");
+        // NET-2: a host no rule allows is put to the user, when the client can answer.
+        hosts::install(&self.session, &context);
         // EXEC-6: `notifications/cancelled` for this request aborts it, tree and all.
         let abort = self.closing.child_token();
         let cancelled = context.ct.clone();

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::config::ToolConfig;
 use crate::render::seconds;
+use crate::sandbox_text::SandboxFacts;
 
 /// The tool's name.
 pub const BASH_TOOL_NAME: &str = "Bash";
@@ -44,8 +45,14 @@ const REPLACEMENTS: &[(&str, &str)] = &[
     ("Grep", "search file contents with Grep"),
 ];
 
-/// The description of the `Bash` tool.
+/// The description of the `Bash` tool, its sandbox paragraph from `config` alone (a
+/// session states its actual policy: [`crate::Session::tool_definitions`]).
 pub fn bash_description(config: &ToolConfig) -> String {
+    bash_description_with(config, &SandboxFacts::from_settings(&config.sandbox))
+}
+
+/// The description of the `Bash` tool, stating the sandbox of `sandbox`.
+pub fn bash_description_with(config: &ToolConfig, sandbox: &SandboxFacts) -> String {
     let mut text = String::from(
         "Runs a shell command in a fresh bash or zsh process and returns its output (stdout and stderr together) and exit code once it ends.\n\n",
     );
@@ -109,6 +116,8 @@ pub fn bash_description(config: &ToolConfig) -> String {
          - Commit or push only when the user asks you to.\n\
          - On the default branch, create a branch before committing.",
     );
+    text.push_str("\n\n");
+    text.push_str(&crate::sandbox_text::sandbox_paragraph(sandbox));
     text
 }
 
@@ -185,12 +194,17 @@ pub struct ToolDefinition {
 /// The tools wavesh offers: `Bash`, `TaskOutput`, `TaskStop` and `TaskList` (aliases are
 /// accepted by [`crate::Session::call_tool`] but not listed).
 pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
+    tool_definitions_with(config, &SandboxFacts::from_settings(&config.sandbox))
+}
+
+/// The tools, the Bash description stating the sandbox of `sandbox`.
+pub fn tool_definitions_with(config: &ToolConfig, sandbox: &SandboxFacts) -> Vec<ToolDefinition> {
     use crate::task_tools as tasks;
     vec![
         ToolDefinition {
             name: BASH_TOOL_NAME,
             title: "Bash",
-            description: bash_description(config),
+            description: bash_description_with(config, sandbox),
             input_schema: bash_input_schema(config),
         },
         ToolDefinition {

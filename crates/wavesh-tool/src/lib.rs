@@ -21,13 +21,15 @@ mod permissions;
 pub mod read_state;
 pub mod render;
 pub mod sandbox;
+pub mod sandbox_text;
 mod session;
 pub mod shell_state;
 pub mod task_tools;
 
 pub use config::{DEFAULT_CLIENT_BUDGET_MS, HostMode, ToolConfig};
 pub use description::{
-    BASH_TOOL_NAME, ToolDefinition, bash_description, bash_input_schema, tool_definitions,
+    BASH_TOOL_NAME, ToolDefinition, bash_description, bash_description_with, bash_input_schema,
+    tool_definitions, tool_definitions_with,
 };
 pub use input::{BashInput, InputError, parse_bash_input};
 pub use permissions::{Approver, Permissions, Prepared, Verdict};

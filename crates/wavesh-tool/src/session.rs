@@ -28,6 +28,7 @@ use crate::task_tools::{
 
 mod builder;
 #[cfg(target_os = "linux")]
+mod facts;
 mod network;
 mod results;
 

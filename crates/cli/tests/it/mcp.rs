@@ -143,6 +143,13 @@ fn mcp_5_client_budget_moves_calls_to_the_background() {
     scenario("client-budget");
 }
 
+/// NET-2: a host no rule allows is asked about through elicitation, once per host:
+/// declined, once, always (written to the user's settings); registries are not asked.
+#[test]
+fn net_2_mcp_asks_about_new_hosts() {
+    scenario("hosts");
+}
+
 /// KILL-1/2: closing the client ends every process of the session within 1.5 s.
 #[test]
 fn kill_2_mcp_session_end_ends_the_tree() {

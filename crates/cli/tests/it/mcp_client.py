@@ -12,6 +12,7 @@ import tempfile
 import time
 import uuid
 
+from mcp_hosts import hosts_scenario
 from mcp_raw import without_mode_note  # the same note, stripped the same way
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -579,7 +580,7 @@ async def client_budget_scenario(binary):
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-SCENARIOS = {"http": http_scenario, "client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario, "client-budget": client_budget_scenario}
+SCENARIOS = {"http": http_scenario, "client-suite": client_suite_scenario, "cancel-progress": cancel_progress_scenario, "permissions": permissions_scenario, "cwd": cwd_scenario, "session-end": session_end_scenario, "tasks": tasks_scenario, "client-budget": client_budget_scenario, "hosts": hosts_scenario}
 
 if __name__ == "__main__":
     binary, scenario = sys.argv[1], sys.argv[2]

@@ -2,12 +2,14 @@
 //! the supervisor's zygote (`supervisor::helper::zygote`), whose only way out is the
 //! host's proxy.
 
+pub mod ask;
 pub mod policy;
 pub mod proxy;
 
 use std::ffi::OsString;
 use std::sync::Arc;
 
+pub use ask::{HostAnswer, HostAsker};
 pub use policy::{DomainPattern, NetPolicy, Refused, Scope};
 pub use proxy::{Proxy, Refusal};
 

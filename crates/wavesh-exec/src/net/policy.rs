@@ -129,6 +129,8 @@ pub enum Refused {
     ReadOnly,
     /// The name resolved to an address the proxy never connects to.
     Address(IpAddr),
+    /// The user was asked and said no (or did not answer).
+    Declined,
 }
 
 impl Refused {
@@ -147,6 +149,10 @@ impl Refused {
                 "{host}:{port} is refused: a command approved as read-only reaches only {} \
                  (a command approved to run gets the session's sandbox.network policy)",
                 READ_HOSTS.join(", ")
+            ),
+            Refused::Declined => format!(
+                "{host}:{port} is not allowed, and the user declined to allow it when asked; \
+                 do not try to reach it another way"
             ),
             Refused::Address(ip) => format!(
                 "{host}:{port} resolves to {ip}, a loopback, private, link-local, CGNAT or \

@@ -35,10 +35,24 @@ pub struct Refusal {
 }
 
 /// The proxy: its policy and what it refused.
-#[derive(Debug)]
 pub struct Proxy {
     policy: NetPolicy,
     refusals: Mutex<Vec<Refusal>>,
+    /// Who to ask about a host no rule allows (`net::ask`), if anyone.
+    pub(super) asker: Mutex<Option<super::ask::HostAsker>>,
+    /// Hosts the user granted for the session (true) or declined (false).
+    pub(super) answered: Mutex<Vec<((String, u16), bool)>>,
+    /// One question at a time.
+    pub(super) asking: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("policy", &self.policy)
+            .field("asks", &self.has_asker())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Proxy {
@@ -47,6 +61,9 @@ impl Proxy {
         Arc::new(Proxy {
             policy,
             refusals: Mutex::new(Vec::new()),
+            asker: Mutex::new(None),
+            answered: Mutex::new(Vec::new()),
+            asking: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -135,8 +152,23 @@ impl Proxy {
             }
         };
         if let Err(refused) = self.policy.check(scope, &request.host, request.port) {
-            self.refuse(&mut client, scope, &request, &refused).await;
-            return;
+            use super::ask::Outcome;
+            let asked = match refused {
+                Refused::NotAllowed => self.ask_about(scope, &request.host, request.port).await,
+                _ => Outcome::NobodyToAsk,
+            };
+            match asked {
+                Outcome::Granted => {}
+                Outcome::Declined => {
+                    self.refuse(&mut client, scope, &request, &Refused::Declined)
+                        .await;
+                    return;
+                }
+                Outcome::NobodyToAsk => {
+                    self.refuse(&mut client, scope, &request, &refused).await;
+                    return;
+                }
+            }
         }
         let upstream = match self.connect(&request).await {
             Ok(upstream) => upstream,
