@@ -60,6 +60,23 @@ fn attack(marker: &str, escape: &Path) -> String {
     )
 }
 
+/// Runs [`attack`] in `session`: the call must come back.
+async fn run_attack(
+    session: &wavesh_tool::Session,
+    marker: &str,
+    escape: &EscapeCgroup,
+) -> wavesh_tool::BashResult {
+    let mut input = BashInput::new(attack(marker, &escape.0));
+    input.timeout_ms = Some(20_000);
+    tokio::time::timeout(
+        Duration::from_secs(15),
+        session.bash(input, &CallContext::default()),
+    )
+    .await
+    .expect("the call hung")
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sbx_7_at_off_no_tree_outlives_its_session() {
     if let Err(why) = wavesh_exec::sandbox::off_pid_namespace() {
@@ -84,15 +101,7 @@ async fn sbx_7_at_off_no_tree_outlives_its_session() {
     // not the session.
     let session = crate::supervised_session(&ws.root, &ws.private);
     let marker = digit_marker();
-    let mut input = BashInput::new(attack(&marker, &escape.0));
-    input.timeout_ms = Some(20_000);
-    let result = tokio::time::timeout(
-        Duration::from_secs(15),
-        session.bash(input, &CallContext::default()),
-    )
-    .await
-    .expect("the call hung")
-    .unwrap();
+    let result = run_attack(&session, &marker, &escape).await;
     let text = wavesh_testkit::without_documented_note(&result.text);
     assert_eq!(result.exit_code, Some(0), "{text}");
     assert!(
@@ -140,15 +149,7 @@ async fn sbx_7_at_off_no_tree_outlives_its_session() {
     // escapee outlives the session; the test ends it.
     let control = crate::without_pid_namespace(&ws.root, &ws.private);
     let marker = digit_marker();
-    let mut input = BashInput::new(attack(&marker, &escape.0));
-    input.timeout_ms = Some(20_000);
-    let result = tokio::time::timeout(
-        Duration::from_secs(15),
-        control.bash(input, &CallContext::default()),
-    )
-    .await
-    .expect("the control call hung")
-    .unwrap();
+    let result = run_attack(&control, &marker, &escape).await;
     control.shutdown().await;
     drop(control);
     std::thread::sleep(Duration::from_secs(1));

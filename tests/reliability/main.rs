@@ -44,6 +44,16 @@ pub fn expect_gone(marker: &str, within: Duration, when: &str) {
 /// A session in `root` whose commands start through the supervisor, as `wavesh mcp` runs
 /// them.
 pub fn supervised_session(root: &Path, private: &Path) -> Session {
+    supervised(root, private, true)
+}
+
+/// A session as [`supervised_session`], whose commands keep the host's PID namespace:
+/// the trees a user other than root gets at `off`, held by cgroups and subreapers alone.
+pub fn without_pid_namespace(root: &Path, private: &Path) -> Session {
+    supervised(root, private, false)
+}
+
+fn supervised(root: &Path, private: &Path, off_pid_namespace: bool) -> Session {
     // Every command unsandboxed, as a host that approves them all runs them: this suite
     // is about processes and output; tests/sandbox covers the sandbox through the
     // supervisor.
@@ -53,24 +63,8 @@ pub fn supervised_session(root: &Path, private: &Path) -> Session {
         .private_base(private)
         .no_login_env()
         .supervisor(util::WAVESH)
-        .sandbox_level(wavesh_exec::sandbox::Level::Off)
-        .no_claude_settings()
-        .config(config)
-        .build()
-        .expect("a session")
-}
-
-/// A session as [`supervised_session`], whose commands keep the host's PID namespace:
-/// the trees a user other than root gets at `off`, held by cgroups and subreapers alone.
-pub fn without_pid_namespace(root: &Path, private: &Path) -> Session {
-    let mut config = wavesh_tool::ToolConfig::default();
-    config.sandbox.read_only_level = false;
-    Session::builder(root)
-        .private_base(private)
-        .no_login_env()
-        .supervisor(util::WAVESH)
         .supervisor_options(wavesh_exec::supervisor::Options {
-            off_pid_namespace: false,
+            off_pid_namespace,
             ..wavesh_exec::supervisor::Options::default()
         })
         .sandbox_level(wavesh_exec::sandbox::Level::Off)

@@ -1700,7 +1700,6 @@ pub(crate) unsafe fn fork_isolated(userns: bool) -> libc::pid_t {
 /// `mount_setattr` (Linux 5.12). Tried in a short-lived child.
 #[allow(unsafe_code)]
 fn process_isolation() -> bool {
-    use std::os::unix::process::CommandExt;
     // SAFETY: mount_setattr on an invalid descriptor only returns an error; ENOSYS says
     // the kernel lacks the call.
     let rc = unsafe {
@@ -1716,48 +1715,64 @@ fn process_isolation() -> bool {
     if rc != 0 && errno() == libc::ENOSYS {
         return false;
     }
+    let maps = isolation_user_namespace().map(maps_for);
+    let userns = maps.is_some();
+    // SAFETY: system calls only, on C strings made before the spawn.
+    probe_in_new_pid_namespace(userns, move || unsafe {
+        let mapped = maps.as_ref().is_none_or(|maps| {
+            write_file(c"/proc/self/setgroups", c"deny").is_ok()
+                && write_file(c"/proc/self/uid_map", &maps.uid_map).is_ok()
+                && write_file(c"/proc/self/gid_map", &maps.gid_map).is_ok()
+        });
+        mapped
+            && libc::unshare(libc::CLONE_NEWNS) == 0
+            && libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            ) == 0
+            && libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            ) == 0
+    })
+}
+
+/// Runs `in_child` in a short-lived process born in a new PID namespace (and a new user
+/// namespace owning it when `userns`), forked from the child of a spawned `true`:
+/// whether it returned true. `in_child` runs after a fork of a process that may have
+/// had threads, so it may make system calls only.
+#[allow(unsafe_code)]
+pub(crate) fn probe_in_new_pid_namespace(
+    userns: bool,
+    in_child: impl Fn() -> bool + Send + Sync + 'static,
+) -> bool {
+    use std::os::unix::process::CommandExt;
     let Some(program) = ["/bin/true", "/usr/bin/true"]
         .into_iter()
         .find(|p| Path::new(p).exists())
     else {
         return false;
     };
-    let maps = isolation_user_namespace().map(maps_for);
     let mut command = std::process::Command::new(program);
     command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: system calls only, on C strings made before the spawn.
+    // SAFETY: system calls only; `in_child` promises the same.
     unsafe {
         command.pre_exec(move || {
-            let child = fork_isolated(maps.is_some());
+            let child = fork_isolated(userns);
             if child < 0 {
                 return Err(io::Error::last_os_error());
             }
             if child == 0 {
-                let mapped = maps.as_ref().is_none_or(|maps| {
-                    write_file(c"/proc/self/setgroups", c"deny").is_ok()
-                        && write_file(c"/proc/self/uid_map", &maps.uid_map).is_ok()
-                        && write_file(c"/proc/self/gid_map", &maps.gid_map).is_ok()
-                });
-                let ok = mapped
-                    && libc::unshare(libc::CLONE_NEWNS) == 0
-                    && libc::mount(
-                        std::ptr::null(),
-                        c"/".as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REC | libc::MS_SLAVE,
-                        std::ptr::null(),
-                    ) == 0
-                    && libc::mount(
-                        c"proc".as_ptr(),
-                        c"/proc".as_ptr(),
-                        c"proc".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        std::ptr::null(),
-                    ) == 0;
-                libc::_exit(if ok { 0 } else { 1 });
+                libc::_exit(if in_child() { 0 } else { 1 });
             }
             let mut status = 0;
             if libc::waitpid(child, &mut status, 0) != child

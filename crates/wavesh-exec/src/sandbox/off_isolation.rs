@@ -28,7 +28,6 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// Whether commands outside the sandbox get a PID namespace here, or why not. Probed
@@ -39,7 +38,6 @@ pub fn off_pid_namespace() -> Result<(), String> {
 }
 
 fn probe() -> Result<(), String> {
-    use std::os::unix::process::CommandExt;
     if rustix::process::geteuid().as_raw() != 0 {
         return Err(
             "not root: a PID namespace would need a user namespace, in which setuid \
@@ -47,46 +45,18 @@ fn probe() -> Result<(), String> {
                 .to_owned(),
         );
     }
-    let Some(program) = ["/bin/true", "/usr/bin/true"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
-        return Err("no /bin/true to probe with".to_owned());
-    };
-    let mut command = std::process::Command::new(program);
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // SAFETY: system calls only, on C strings that are constants.
-    unsafe {
-        command.pre_exec(|| {
-            let child = super::fork_isolated(false);
-            if child < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if child == 0 {
-                let ok = libc::unshare(libc::CLONE_NEWNS) == 0 && own_proc() == 0;
-                libc::_exit(if ok { 0 } else { 1 });
-            }
-            let mut status = 0;
-            if libc::waitpid(child, &mut status, 0) != child
-                || !libc::WIFEXITED(status)
-                || libc::WEXITSTATUS(status) != 0
-            {
-                return Err(io::Error::from_raw_os_error(libc::EPERM));
-            }
-            Ok(())
-        });
-    }
-    match command.status() {
-        Ok(status) if status.success() => Ok(()),
-        Ok(_) => Err(
-            "a PID namespace with a /proc of its own cannot be made here (a \
-                      container that refuses a new /proc?)"
+    // SAFETY: system calls only.
+    let made = super::imp::probe_in_new_pid_namespace(false, || unsafe {
+        libc::unshare(libc::CLONE_NEWNS) == 0 && own_proc() == 0
+    });
+    if made {
+        Ok(())
+    } else {
+        Err(
+            "a PID namespace with a /proc of its own cannot be made here (a container \
+             that refuses a new /proc?)"
                 .to_owned(),
-        ),
-        Err(error) => Err(format!("cannot make a PID namespace: {error}")),
+        )
     }
 }
 

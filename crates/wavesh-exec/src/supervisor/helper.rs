@@ -677,26 +677,19 @@ fn subreaper(
         let _ = write_all(socket, &record(tag::FAILED, errno, 0));
         return 1;
     }
-    let host_proc = match request.sandbox.as_mut() {
-        Some(sandbox) if sandbox.isolates() => match sandbox.isolate(userns) {
-            Ok(host_proc) => Some(host_proc),
-            Err(error) => {
-                report(&error.to_string());
-                let errno = error.raw_os_error().unwrap_or(libc::EPERM);
-                let _ = write_all(socket, &record(tag::FAILED, errno, 0));
-                return 1;
-            }
-        },
-        _ if off_ns => match crate::sandbox::isolate_at_off() {
-            Ok(host_proc) => Some(host_proc),
-            Err(error) => {
-                report(&error.to_string());
-                let errno = error.raw_os_error().unwrap_or(libc::EPERM);
-                let _ = write_all(socket, &record(tag::FAILED, errno, 0));
-                return 1;
-            }
-        },
+    let isolated = match request.sandbox.as_mut() {
+        Some(sandbox) if sandbox.isolates() => Some(sandbox.isolate(userns)),
+        _ if off_ns => Some(crate::sandbox::isolate_at_off()),
         _ => None,
+    };
+    let host_proc = match isolated.transpose() {
+        Ok(host_proc) => host_proc,
+        Err(error) => {
+            report(&error.to_string());
+            let errno = error.raw_os_error().unwrap_or(libc::EPERM);
+            let _ = write_all(socket, &record(tag::FAILED, errno, 0));
+            return 1;
+        }
     };
     let shell = match spawn_shell(&request) {
         Ok(pid) => pid,
