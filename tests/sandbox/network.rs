@@ -672,7 +672,9 @@ async fn net_3_a_read_only_read_reaches_the_read_port_only() {
     });
     let (serving, handle) = (proxy.clone(), runtime.handle());
     supervisor.on_network(move |[session, read]| {
-        serving.serve(session.into(), Scope::Session, &handle).unwrap();
+        serving
+            .serve(session.into(), Scope::Session, &handle)
+            .unwrap();
         serving.serve(read.into(), Scope::Read, &handle).unwrap();
     });
     let signaller: Arc<dyn wavesh_exec::Signaller> = Arc::new(SupervisedSignaller::new(
@@ -708,6 +710,7 @@ async fn net_3_a_read_only_read_reaches_the_read_port_only() {
             sandbox: level,
             network: true,
             roots: Vec::new(),
+            tty: None,
         };
         let (executor, tasks) = (&executor, &tasks);
         async move {

@@ -311,6 +311,9 @@ fn annotations(name: &str) -> ToolAnnotations {
         wavesh_tool::task_tools::TASK_LIST_TOOL_NAME => {
             ("List background tasks", true, false, false)
         }
+        wavesh_tool::tty::TASK_INPUT_TOOL_NAME => {
+            ("Type into a task's terminal", false, true, true)
+        }
         _ => ("Stop a background task", false, true, false),
     };
     ToolAnnotations::with_title(title)
@@ -324,6 +327,7 @@ fn known_tool(name: &str) -> bool {
     name == wavesh_tool::BASH_TOOL_NAME
         || wavesh_tool::task_tools::is_task_output(name)
         || wavesh_tool::task_tools::is_task_stop(name)
+        || wavesh_tool::tty::is_task_input(name)
         || wavesh_tool::task_tools::is_task_list(name)
 }
 

@@ -24,6 +24,7 @@ pub mod sandbox;
 mod session;
 pub mod shell_state;
 pub mod task_tools;
+pub mod tty;
 
 pub use config::{DEFAULT_CLIENT_BUDGET_MS, HostMode, ToolConfig};
 pub use description::{
@@ -38,3 +39,4 @@ pub use session::{
     ToolOutput, approval_refusal, normalize_private, on_timeout,
 };
 pub use task_tools::{TaskOutputInput, TaskStopInput};
+pub use tty::{TaskInputInput, TaskInputResult};

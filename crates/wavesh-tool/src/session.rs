@@ -171,6 +171,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// Who approves calls in this session now (SBX-3).
+    pub(crate) fn approver(&self) -> crate::permissions::Approver {
+        self.permissions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .approver
+    }
+
     /// The analysis and permission decision of `command` run from `cwd`, made once
     /// for the call (SBX-3, PARSE).
     pub(crate) fn prepare(&self, command: &str, unsandboxed: bool, cwd: &Path) -> Prepared {
@@ -381,6 +389,25 @@ macro_rules! agent_calls {
             self.agent().task_output(input, ctx).await
         }
 
+        /// Validates a raw TaskInput input and runs it.
+        pub async fn task_input_json(
+            &self,
+            input: &serde_json::Value,
+            ctx: &CallContext,
+        ) -> Result<crate::TaskInputResult, ToolError> {
+            let input = crate::tty::parse_task_input_input(input)?;
+            self.task_input(input, ctx).await
+        }
+
+        /// TaskInput (PTY-3): types into a tty task's terminal.
+        pub async fn task_input(
+            &self,
+            input: crate::TaskInputInput,
+            ctx: &CallContext,
+        ) -> Result<crate::TaskInputResult, ToolError> {
+            self.agent().task_input(input, ctx).await
+        }
+
         /// Validates a raw TaskStop input and runs it.
         pub async fn task_stop_json(
             &self,
@@ -454,6 +481,10 @@ macro_rules! agent_calls {
             }
             if crate::task_tools::is_task_output(name) {
                 let result = self.task_output_json(input, ctx).await?;
+                return Ok(ToolOutput::of(&result, false, &result.text));
+            }
+            if crate::tty::is_task_input(name) {
+                let result = self.task_input_json(input, ctx).await?;
                 return Ok(ToolOutput::of(&result, false, &result.text));
             }
             if crate::task_tools::is_task_stop(name) {

@@ -19,6 +19,8 @@ mod denial;
 mod env;
 mod file_values;
 mod git_config;
+#[cfg(target_os = "linux")]
+mod own_terminals;
 mod plan;
 #[cfg(target_os = "linux")]
 mod scan;
