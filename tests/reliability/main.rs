@@ -20,6 +20,7 @@ mod bad_input;
 mod output;
 mod processes;
 mod server;
+mod tty;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -576,6 +576,14 @@ impl<'a> Agent<'a> {
             Retrieval::Success
         } else if !input.block {
             Retrieval::NotReady
+        } else if let Some(terminal) = job.terminal() {
+            // PTY-3: a tty task also answers when it waits for input.
+            let wait = Duration::from_millis(input.timeout_ms);
+            match terminal.wait(&job, wait, &ctx.abort).await.0 {
+                wavesh_exec::TtyStop::Aborted => return Err(ToolError::Aborted),
+                _ if job.status().is_terminal() => Retrieval::Success,
+                _ => Retrieval::Timeout,
+            }
         } else {
             // Waits for the exit itself rather than polling: the same answers, sooner.
             tokio::select! {
@@ -608,7 +616,16 @@ impl<'a> Agent<'a> {
                 })?;
                 (read.text.clone(), Some(read))
             }
-            None => (self.project_output(&job, ended, view)?, None),
+            // PTY-3: the screen as a terminal shows it; the raw bytes stay in the file.
+            None => match job.terminal() {
+                Some(terminal) => {
+                    let waiting = terminal.waiting_settled().await;
+                    let text =
+                        crate::tty::screen_text(&job, terminal, view, &self.shared.config, waiting);
+                    (text, None)
+                }
+                None => (self.project_output(&job, ended, view)?, None),
+            },
         };
         if ctx.abort.is_cancelled() {
             return Err(ToolError::Aborted);

@@ -181,6 +181,31 @@ pub(crate) async fn wait_and_render(
     Ok(render(job, terminal, stop, waiting, max_chars, mask))
 }
 
+/// TaskOutput's text of a tty task (PTY-3): the scrollback and the screen, masked, at
+/// most `task_max_output_chars` (the end), then whether it waits for input.
+pub(crate) fn screen_text(
+    job: &Job,
+    terminal: &Terminal,
+    view: ModelView<'_>,
+    config: &crate::ToolConfig,
+    waiting: Waiting,
+) -> String {
+    let screen = view.mask(&terminal.render());
+    let total = std::fs::metadata(job.output_path()).map_or(0, |m| m.len());
+    let mut text =
+        crate::task_tools::keep_tail(&screen, config.task_max_output_chars, total, job.output_path());
+    if job.exit().is_none() {
+        let line = match waiting {
+            Waiting::Yes => "[the program is waiting for input on its terminal: answer with TaskInput]",
+            Waiting::No => "[the program is not waiting for input]",
+            Waiting::Unknown(_) => "[whether the program is waiting for input is unknown here]",
+        };
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
 /// The screen of a tty task and the line on its state.
 pub(crate) fn render(
     job: &Job,

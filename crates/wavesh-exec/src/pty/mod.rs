@@ -224,6 +224,21 @@ impl Terminal {
         imp::waiting(self)
     }
 
+    /// [`Terminal::waiting`] with the settle time: `Yes` only if the group is blocked
+    /// reading the terminal now and still after [`SETTLE`], with no output meanwhile.
+    pub async fn waiting_settled(&self) -> Waiting {
+        let first = self.waiting();
+        if first != Waiting::Yes {
+            return first;
+        }
+        tokio::time::sleep(SETTLE).await;
+        match self.waiting() {
+            Waiting::Yes if self.quiet_for() >= SETTLE => Waiting::Yes,
+            Waiting::Yes => Waiting::No,
+            other => other,
+        }
+    }
+
     /// Time since the command last printed.
     fn quiet_for(&self) -> Duration {
         lock(&self.last_output).elapsed()
