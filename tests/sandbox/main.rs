@@ -26,6 +26,7 @@ mod harm;
 mod hidden;
 mod modes;
 mod network;
+mod tty;
 pub mod workday;
 
 use std::path::{Path, PathBuf};
