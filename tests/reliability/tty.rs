@@ -27,7 +27,10 @@ async fn type_in(session: &Session, id: &str, text: &str) -> TaskInputResult {
 }
 
 fn task_id(result: &BashResult) -> String {
-    result.background_task_id.clone().expect("a tty call is a task")
+    result
+        .background_task_id
+        .clone()
+        .expect("a tty call is a task")
 }
 
 fn session_in(ws: &Workspace) -> Session {
@@ -39,7 +42,12 @@ fn session_in(ws: &Workspace) -> Session {
 async fn pty_3_read_prompt_answered_with_task_input() {
     let ws = Workspace::new();
     let session = session_in(&ws);
-    let first = tty(&session, "read -p 'name? ' name; echo \"hello $name\"", 20_000).await;
+    let first = tty(
+        &session,
+        "read -p 'name? ' name; echo \"hello $name\"",
+        20_000,
+    )
+    .await;
     assert_eq!(first.waiting_for_input, Some(Some(true)), "{}", first.text);
     assert!(first.text.contains("name?"), "{}", first.text);
     assert!(first.text.contains("waiting for input"), "{}", first.text);
@@ -60,7 +68,12 @@ async fn pty_3_python_repl_evaluates_and_ends_on_ctrl_d() {
     assert_eq!(first.waiting_for_input, Some(Some(true)), "{}", first.text);
     let id = task_id(&first);
     let evaluated = type_in(&session, &id, "6 * 7\n").await;
-    assert_eq!(evaluated.waiting_for_input, Some(true), "{}", evaluated.text);
+    assert_eq!(
+        evaluated.waiting_for_input,
+        Some(true),
+        "{}",
+        evaluated.text
+    );
     assert!(evaluated.text.contains("42"), "{}", evaluated.text);
     let ended = type_in(&session, &id, "\u{4}").await;
     assert_eq!(ended.exit_code, Some(0), "{}", ended.text);
@@ -81,7 +94,11 @@ async fn pty_3_ctrl_c_interrupts_a_sleep_loop() {
     )
     .await;
     assert_eq!(first.waiting_for_input, Some(Some(false)), "{}", first.text);
-    assert!(first.text.contains("not waiting for input"), "{}", first.text);
+    assert!(
+        first.text.contains("not waiting for input"),
+        "{}",
+        first.text
+    );
     let ended = type_in(&session, &task_id(&first), "\u{3}").await;
     assert_eq!(ended.exit_code, Some(130), "{}", ended.text);
     crate::expect_gone(&marker, Duration::from_secs(2), "Ctrl-C");
@@ -97,7 +114,8 @@ async fn pty_1_isatty_with_tty_and_not_without() {
     let probe = "python3 -c 'import os, sys; print(\"tty:\", sys.stdin.isatty(), sys.stdout.isatty(), os.get_terminal_size(), os.environ.get(\"TERM\"))'";
     let with = tty(&session, probe, 20_000).await;
     assert!(
-        with.text.contains("tty: True True os.terminal_size(columns=120, lines=40) xterm-256color"),
+        with.text
+            .contains("tty: True True os.terminal_size(columns=120, lines=40) xterm-256color"),
         "{}",
         with.text
     );
@@ -107,7 +125,11 @@ async fn pty_1_isatty_with_tty_and_not_without() {
         .bash(BashInput::new(plain), &CallContext::default())
         .await
         .unwrap();
-    assert!(without.text.starts_with("tty: False False"), "{}", without.text);
+    assert!(
+        without.text.starts_with("tty: False False"),
+        "{}",
+        without.text
+    );
     assert_eq!(without.waiting_for_input, None, "no field without tty");
     session.shutdown().await;
 }
@@ -149,7 +171,10 @@ async fn pty_2_print_and_sleep_is_never_waiting_until_it_reads() {
         )
         .await
         .unwrap();
-    assert!(started.elapsed() >= Duration::from_secs(8), "returned early");
+    assert!(
+        started.elapsed() >= Duration::from_secs(8),
+        "returned early"
+    );
     assert!(output.text.contains("tick 8"), "{}", output.text);
     assert!(output.text.contains("now?"), "{}", output.text);
     assert_eq!(terminal.waiting_settled().await, wavesh_exec::Waiting::Yes);
@@ -188,8 +213,18 @@ curses.wrapper(main)\n";
         .skip_while(|line| *line != "<output>")
         .skip(1)
         .collect();
-    assert_eq!(lines.get(2).copied(), Some("    WAVESH CURSES"), "{:?}", lines);
-    assert_eq!(lines.get(5).copied(), Some("          press q to quit"), "{:?}", lines);
+    assert_eq!(
+        lines.get(2).copied(),
+        Some("    WAVESH CURSES"),
+        "{:?}",
+        lines
+    );
+    assert_eq!(
+        lines.get(5).copied(),
+        Some("          press q to quit"),
+        "{:?}",
+        lines
+    );
     assert!(output.text.contains("waiting for input"), "{}", output.text);
     let raw = std::fs::read(&output.output_path).unwrap();
     assert!(raw.contains(&0x1b), "the raw bytes keep their escapes");
@@ -213,7 +248,10 @@ async fn pty_3_task_input_errors_are_clear() {
         .unwrap();
     let plain_id = plain.background_task_id.unwrap();
     let error = session
-        .task_input(TaskInputInput::new(&plain_id, "x\n"), &CallContext::default())
+        .task_input(
+            TaskInputInput::new(&plain_id, "x\n"),
+            &CallContext::default(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(error, ToolError::NoTerminal(_)), "{error}");
@@ -231,7 +269,10 @@ async fn pty_3_task_input_errors_are_clear() {
     assert!(error.to_string().contains("has ended"), "{error}");
 
     let error = session
-        .task_input(TaskInputInput::new("bnosuchtask", "x"), &CallContext::default())
+        .task_input(
+            TaskInputInput::new("bnosuchtask", "x"),
+            &CallContext::default(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(error, ToolError::UnknownTask(_)), "{error}");
@@ -243,7 +284,10 @@ async fn pty_3_task_input_errors_are_clear() {
         .task_input(TaskInputInput::new(&id, "x\n"), &CallContext::default())
         .await
         .unwrap_err();
-    assert!(matches!(error, ToolError::UnknownTask(_)), "another owner's task: {error}");
+    assert!(
+        matches!(error, ToolError::UnknownTask(_)),
+        "another owner's task: {error}"
+    );
 
     for (input, field) in [
         (serde_json::json!({"task_id": id, "input": 7}), "`input`"),
@@ -294,7 +338,11 @@ async fn pty_4_tty_trees_end_with_stop_and_session() {
     .await;
     let _ = tty(&session, &format!("sleep 964.{ended} & read x"), 20_000).await;
     assert!(
-        wait_until(Duration::from_secs(5), || live_pids_with(&format!(".{ended}")).len() >= 3),
+        wait_until(Duration::from_secs(5), || live_pids_with(&format!(
+            ".{ended}"
+        ))
+        .len()
+            >= 3),
         "{:?}",
         live_pids_with(&format!(".{ended}"))
     );
@@ -322,7 +370,11 @@ fn pty_4_sigkill_of_the_server_ends_tty_tasks() {
     );
     assert!(answer.contains("not waiting for input"), "{answer}");
     assert!(
-        wait_until(Duration::from_secs(5), || live_pids_with(&format!(".{marker}")).len() >= 3),
+        wait_until(Duration::from_secs(5), || live_pids_with(&format!(
+            ".{marker}"
+        ))
+        .len()
+            >= 3),
         "{:?}",
         live_pids_with(&format!(".{marker}"))
     );
@@ -363,8 +415,15 @@ fn pty_3_mcp_prompt_answered_with_task_input() {
     );
     let text = result_text(&answer);
     assert!(text.contains("hi mcp"), "{text}");
-    assert_eq!(answer["result"]["structuredContent"]["exit_code"], 0, "{answer}");
-    let bad = mcp.tool(5, "TaskInput", serde_json::json!({"task_id": id, "input": 1}));
+    assert_eq!(
+        answer["result"]["structuredContent"]["exit_code"], 0,
+        "{answer}"
+    );
+    let bad = mcp.tool(
+        5,
+        "TaskInput",
+        serde_json::json!({"task_id": id, "input": 1}),
+    );
     assert!(bad.contains("`input`"), "{bad}");
     let python = mcp.call(
         6,
@@ -375,9 +434,17 @@ fn pty_3_mcp_prompt_answered_with_task_input() {
         .as_str()
         .unwrap()
         .to_owned();
-    let sum = mcp.tool(7, "TaskInput", serde_json::json!({"task_id": id, "input": "sum(range(10))\n"}));
+    let sum = mcp.tool(
+        7,
+        "TaskInput",
+        serde_json::json!({"task_id": id, "input": "sum(range(10))\n"}),
+    );
     assert!(sum.contains("45"), "{sum}");
-    let end = mcp.call(8, "TaskInput", serde_json::json!({"task_id": id, "input": "\u{4}"}));
+    let end = mcp.call(
+        8,
+        "TaskInput",
+        serde_json::json!({"task_id": id, "input": "\u{4}"}),
+    );
     assert_eq!(end["result"]["structuredContent"]["exit_code"], 0, "{end}");
     mcp.close();
 }

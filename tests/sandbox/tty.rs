@@ -40,7 +40,12 @@ async fn pty_4_typed_commands_run_at_the_task_level() {
         let f = Fixture::empty();
         let session = f.session(level, true);
         let first = tty(&session, "PS1='$ ' bash --norc --noprofile -i").await;
-        assert_eq!(first.waiting_for_input, Some(Some(true)), "{level}: {}", first.text);
+        assert_eq!(
+            first.waiting_for_input,
+            Some(Some(true)),
+            "{level}: {}",
+            first.text
+        );
         let id = first.background_task_id.clone().unwrap();
         let outside = f.outside.join("typed");
         let inside = f.ws.join("typed");
@@ -55,9 +60,16 @@ async fn pty_4_typed_commands_run_at_the_task_level() {
         )
         .await;
         assert!(text.contains("outside=1"), "{level}: {text}");
-        assert!(!outside.exists(), "{level}: typed text wrote outside the roots");
+        assert!(
+            !outside.exists(),
+            "{level}: typed text wrote outside the roots"
+        );
         let wrote_inside = inside.exists();
-        assert_eq!(wrote_inside, level == Level::WorkspaceWrite, "{level}: {text}");
+        assert_eq!(
+            wrote_inside,
+            level == Level::WorkspaceWrite,
+            "{level}: {text}"
+        );
         let text = type_in(&session, &id, "exit 3\n").await;
         assert!(text.contains("exit code 3"), "{level}: {text}");
         session.shutdown().await;
@@ -77,8 +89,17 @@ async fn sbx_7_own_terminals_open_inside_the_sandbox() {
         let f = Fixture::empty();
         let session = f.session(level, true);
         let plain = f.run(&session, probe).await;
-        assert!(plain.text.contains("own pty /dev/pts/0 b'ping'"), "{level}: {}", plain.text);
-        assert_eq!(plain.text.lines().last(), Some("ptmx"), "{level}: {}", plain.text);
+        assert!(
+            plain.text.contains("own pty /dev/pts/0 b'ping'"),
+            "{level}: {}",
+            plain.text
+        );
+        assert_eq!(
+            plain.text.lines().last(),
+            Some("ptmx"),
+            "{level}: {}",
+            plain.text
+        );
         let with_tty = tty(&session, probe).await;
         assert!(
             with_tty.text.contains("own pty /dev/pts/0 b'ping'"),
@@ -89,4 +110,67 @@ async fn sbx_7_own_terminals_open_inside_the_sandbox() {
         session.shutdown().await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// PTY-4: where wavesh approves, text for a task above read-only is put to the user
+/// with the task and its command first; approved, or allowed for the session, it is
+/// typed. A read-only task, and a host that approves its calls itself, type at once.
+#[tokio::test]
+async fn pty_4_input_to_a_writable_task_asks_where_wavesh_approves() {
+    if !enforced_or_skip(Level::WorkspaceWrite) {
+        return;
+    }
+    let f = Fixture::empty();
+    let session = f.session(Level::WorkspaceWrite, true);
+    session.set_permissions(wavesh_tool::Permissions {
+        approver: wavesh_tool::Approver::Wavesh,
+        ..wavesh_tool::Permissions::default()
+    });
+    // Approved as the host would after asking: the command itself runs.
+    let mut shell = BashInput::new("PS1='$ ' bash --norc --noprofile -i");
+    shell.tty = true;
+    shell.timeout_ms = Some(20_000);
+    let approved = CallContext {
+        approved: true,
+        ..CallContext::default()
+    };
+    let first = session.bash(shell, &approved).await.unwrap();
+    let id = first.background_task_id.clone().unwrap();
+    let error = session
+        .task_input(
+            TaskInputInput::new(&id, "touch typed\n"),
+            &CallContext::default(),
+        )
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("needs the user's approval")
+            && message.contains("workspace-write")
+            && message.contains("bash --norc")
+            && message.contains("touch typed"),
+        "{message}"
+    );
+    assert!(
+        !f.ws.join("typed").exists(),
+        "nothing typed before the answer"
+    );
+    assert!(session.task_input_approval(&id).is_some());
+    let typed = session
+        .task_input(TaskInputInput::new(&id, "touch typed\n"), &approved)
+        .await
+        .unwrap();
+    assert!(f.ws.join("typed").exists(), "{}", typed.text);
+    session.allow_task_input(&id);
+    assert!(session.task_input_approval(&id).is_none());
+    let again = type_in(&session, &id, "echo again-$((1+1))\n").await;
+    assert!(again.contains("again-2"), "{again}");
+    session.shutdown().await;
+
+    // The host approves: no question from wavesh (its client sees the text).
+    let host = f.session(Level::WorkspaceWrite, true);
+    let first = tty(&host, "read -p 'x? ' x").await;
+    let id = first.background_task_id.clone().unwrap();
+    assert!(host.task_input_approval(&id).is_none());
+    host.shutdown().await;
 }

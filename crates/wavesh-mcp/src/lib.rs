@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 pub mod http;
+mod input_gate;
 mod lines;
 pub mod message;
 mod permissions;
@@ -107,6 +108,12 @@ impl WaveshServer {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<(bool, Option<wavesh_tool::Prepared>), Box<CallToolResponse>> {
+        if wavesh_tool::tty::is_task_input(name) {
+            // PTY-4: typed text is shown to the user where wavesh approves.
+            return input_gate::gate(&self.session, input, request, context)
+                .await
+                .map(|approved| (approved, None));
+        }
         if name != wavesh_tool::BASH_TOOL_NAME {
             return Ok((false, None));
         }

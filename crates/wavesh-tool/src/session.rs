@@ -408,6 +408,17 @@ macro_rules! agent_calls {
             self.agent().task_input(input, ctx).await
         }
 
+        /// PTY-4: what the user must see before text is typed into `task_id`, or `None`
+        /// when no approval is needed (see [`crate::tty::InputApproval`]).
+        pub fn task_input_approval(&self, task_id: &str) -> Option<crate::tty::InputApproval> {
+            self.agent().input_approval(task_id)
+        }
+
+        /// PTY-4: the user allowed any input to `task_id` for the rest of the session.
+        pub fn allow_task_input(&self, task_id: &str) {
+            self.agent().allow_input(task_id);
+        }
+
         /// Validates a raw TaskStop input and runs it.
         pub async fn task_stop_json(
             &self,

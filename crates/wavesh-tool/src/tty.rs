@@ -152,6 +152,15 @@ pub struct TaskInputResult {
     pub output_path: std::path::PathBuf,
 }
 
+/// What the user is shown before text is typed into a task (PTY-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputApproval {
+    /// The task's command.
+    pub command: String,
+    /// The task's sandbox level.
+    pub level: String,
+}
+
 /// What a tty call or a TaskInput saw when it returned.
 pub(crate) struct TtyView {
     /// The model's text: the screen, then one line on the task's state.
@@ -192,11 +201,17 @@ pub(crate) fn screen_text(
 ) -> String {
     let screen = view.mask(&terminal.render());
     let total = std::fs::metadata(job.output_path()).map_or(0, |m| m.len());
-    let mut text =
-        crate::task_tools::keep_tail(&screen, config.task_max_output_chars, total, job.output_path());
+    let mut text = crate::task_tools::keep_tail(
+        &screen,
+        config.task_max_output_chars,
+        total,
+        job.output_path(),
+    );
     if job.exit().is_none() {
         let line = match waiting {
-            Waiting::Yes => "[the program is waiting for input on its terminal: answer with TaskInput]",
+            Waiting::Yes => {
+                "[the program is waiting for input on its terminal: answer with TaskInput]"
+            }
             Waiting::No => "[the program is not waiting for input]",
             Waiting::Unknown(_) => "[whether the program is waiting for input is unknown here]",
         };
@@ -320,6 +335,34 @@ impl crate::agent::Agent<'_> {
         Ok(base)
     }
 
+    /// PTY-4: what the user must see before text is typed into `task_id`, or `None`
+    /// when it may be typed without asking: the host approves (its client sees the text
+    /// in the call), the task runs at `read-only`, or the user allowed input to it for
+    /// the session.
+    pub(crate) fn input_approval(&self, task_id: &str) -> Option<InputApproval> {
+        let job = self.owner.tasks.get(task_id)?;
+        let terminal = job.terminal()?;
+        let level = job
+            .sandbox()
+            .map_or(Level::Off, |sandbox| sandbox.plan.level);
+        let asks = self.shared.approver() == Approver::Wavesh
+            && level != Level::ReadOnly
+            && !terminal.input_allowed();
+        asks.then(|| InputApproval {
+            command: job.command().to_owned(),
+            level: level.to_string(),
+        })
+    }
+
+    /// PTY-4: the user allowed any input to `task_id` for the rest of the session.
+    pub(crate) fn allow_input(&self, task_id: &str) {
+        if let Some(job) = self.owner.tasks.get(task_id)
+            && let Some(terminal) = job.terminal()
+        {
+            terminal.allow_input();
+        }
+    }
+
     /// PTY-3: types into a tty task's terminal and waits as the Bash call did.
     pub(crate) async fn task_input(
         &self,
@@ -342,14 +385,13 @@ impl crate::agent::Agent<'_> {
         // PTY-4: what is typed into a shell or a REPL is a command too. It runs at the
         // task's level, which nothing typed can raise; where wavesh approves, text
         // for a task above read-only is shown to the user first.
-        let level = job
-            .sandbox()
-            .map_or(Level::Off, |sandbox| sandbox.plan.level);
-        if self.shared.approver() == Approver::Wavesh && level != Level::ReadOnly && !ctx.approved {
+        if !ctx.approved
+            && let Some(approval) = self.input_approval(&id)
+        {
             return Err(ToolError::InputNeedsApproval {
                 task_id: id,
-                command: job.command().to_owned(),
-                level: level.to_string(),
+                command: approval.command,
+                level: approval.level,
                 input: input.input,
             });
         }

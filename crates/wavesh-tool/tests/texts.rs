@@ -331,12 +331,24 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
     texts.add("TaskInput ended", masked(&fx, &session, &answered.text));
     let mut running = input("echo working; sleep 30", Some(300));
     running.tty = true;
-    let running = session.bash(running, &CallContext::default()).await.unwrap();
+    let running = session
+        .bash(running, &CallContext::default())
+        .await
+        .unwrap();
     texts.add("tty running", masked(&fx, &session, &running.text));
     for (name, raw) in [
-        ("TaskInput ended task", json!({"task_id": tty_id, "input": "x"})),
-        ("TaskInput no terminal", json!({"task_id": explicit_id, "input": "x"})),
-        ("TaskInput input type", json!({"task_id": tty_id, "input": ["x"]})),
+        (
+            "TaskInput ended task",
+            json!({"task_id": tty_id, "input": "x"}),
+        ),
+        (
+            "TaskInput no terminal",
+            json!({"task_id": explicit_id, "input": "x"}),
+        ),
+        (
+            "TaskInput input type",
+            json!({"task_id": tty_id, "input": ["x"]}),
+        ),
     ] {
         let error = session
             .call_tool("TaskInput", &raw, &CallContext::default())

@@ -134,6 +134,8 @@ pub struct Terminal {
     /// Set once nothing holds the slave any more and everything was read.
     closed: watch::Sender<bool>,
     size: TtySize,
+    /// The user allowed input to this task for the rest of the session (PTY-4).
+    input_allowed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -157,8 +159,20 @@ impl Terminal {
             last_output: Mutex::new(Instant::now()),
             closed,
             size,
+            input_allowed: std::sync::atomic::AtomicBool::new(false),
         });
         Ok((terminal, slave))
+    }
+
+    /// Records that the user allowed any input to this task from now on (PTY-4).
+    pub fn allow_input(&self) {
+        self.input_allowed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the user allowed any input to this task.
+    pub fn input_allowed(&self) -> bool {
+        self.input_allowed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The terminal's size.
