@@ -19,8 +19,14 @@ const PROMPTS: &[(&str, &str)] = &[
     ("cat (plain read)", "cat"),
     ("python3 REPL (readline select)", "python3 -q"),
     ("python3 input()", "python3 -c \"input('name? ')\""),
-    ("python3 getpass (/dev/tty)", "python3 -c 'import getpass; getpass.getpass()'"),
-    ("perl <STDIN>", "perl -e 'print \"perl? \"; my $x = <STDIN>;'"),
+    (
+        "python3 getpass (/dev/tty)",
+        "python3 -c 'import getpass; getpass.getpass()'",
+    ),
+    (
+        "perl <STDIN>",
+        "perl -e 'print \"perl? \"; my $x = <STDIN>;'",
+    ),
     ("node REPL (epoll)", "node"),
     (
         "node readline question",
@@ -39,8 +45,14 @@ const PROMPTS: &[(&str, &str)] = &[
 /// Programs that run, sleep or wait on something else than the terminal.
 const OTHERS: &[(&str, &str)] = &[
     ("sleep 30", "sleep 30"),
-    ("prints and sleeps", "while :; do echo tick; sleep 0.2; done"),
-    ("prints slowly", "for i in $(seq 100); do echo line $i; sleep 1; done"),
+    (
+        "prints and sleeps",
+        "while :; do echo tick; sleep 0.2; done",
+    ),
+    (
+        "prints slowly",
+        "for i in $(seq 100); do echo line $i; sleep 1; done",
+    ),
     ("busy python loop", "python3 -c 'while True: pass'"),
     ("yes > /dev/null", "yes > /dev/null"),
     (
@@ -75,7 +87,12 @@ struct Row {
     took: Duration,
 }
 
-async fn measure(session: Arc<Session>, name: &'static str, command: &'static str, prompts: bool) -> Row {
+async fn measure(
+    session: Arc<Session>,
+    name: &'static str,
+    command: &'static str,
+    prompts: bool,
+) -> Row {
     let mut input = BashInput::new(command);
     input.tty = true;
     input.timeout_ms = Some(WAIT.as_millis() as u64);
@@ -87,7 +104,9 @@ async fn measure(session: Arc<Session>, name: &'static str, command: &'static st
     let took = started.elapsed();
     if let Some(id) = &result.background_task_id {
         let _ = session
-            .task_stop(wavesh_tool::TaskStopInput { task_id: id.clone() })
+            .task_stop(wavesh_tool::TaskStopInput {
+                task_id: id.clone(),
+            })
             .await;
     }
     Row {
@@ -165,10 +184,19 @@ async fn pty_2_waiting_is_told_right_on_prompting_and_other_programs() {
         false_waiting.len()
     );
     for name in &skipped {
-        println!("SKIPPED: {name}: its program is not installed");
+        crate::util::missing_prerequisite(
+            &format!("the program of the \"{name}\" case"),
+            "install it (bench/pty-waiting.sh measures every case)",
+        );
     }
     session.shutdown().await;
-    assert!(false_waiting.is_empty(), "false \"waiting\": {false_waiting:?}");
+    assert!(
+        false_waiting.is_empty(),
+        "false \"waiting\": {false_waiting:?}"
+    );
     assert!(missed.is_empty(), "prompts not found: {missed:?}");
-    assert!(prompting >= 10 && others >= 10, "{prompting} prompting, {others} others");
+    assert!(
+        prompting >= 10 && others >= 10,
+        "{prompting} prompting, {others} others"
+    );
 }
