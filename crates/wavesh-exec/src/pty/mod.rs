@@ -195,6 +195,7 @@ impl Terminal {
 
     /// Feeds printed bytes to the screen; returns the answers a terminal gives to
     /// queries in them (the cursor position report).
+    #[cfg_attr(not(unix), expect(dead_code, reason = "no terminals on this system"))]
     fn printed(&self, bytes: &[u8]) -> Vec<u8> {
         *lock(&self.last_output) = Instant::now();
         lock(&self.screen).process(bytes)
