@@ -448,3 +448,58 @@ fn pty_3_mcp_prompt_answered_with_task_input() {
     assert_eq!(end["result"]["structuredContent"]["exit_code"], 0, "{end}");
     mcp.close();
 }
+
+/// PTY-1 through `wavesh run --input`: the JSON input takes `tty`; a task left waiting
+/// on its terminal ends with wavesh (nothing could type into it afterwards), tree and
+/// all, instead of being detached.
+#[test]
+fn pty_1_wavesh_run_takes_tty_and_leaves_no_terminal_task() {
+    let ws = Workspace::new();
+    let marker = digit_marker();
+    let input = ws.root.join("input.json");
+    std::fs::write(
+        &input,
+        serde_json::json!({
+            "command": format!("sleep 980.{marker} & test -t 0 && echo on-a-terminal; read -p 'name? ' n"),
+            "tty": true,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = ws.wavesh();
+    command.args(["run", "--json", "--input"]).arg(&input);
+    let run = crate::util::Run::of(command);
+    let value: serde_json::Value = serde_json::from_slice(&run.output.stdout).unwrap();
+    assert_eq!(value["waitingForInput"], true, "{run}");
+    assert!(
+        value["text"].as_str().unwrap().contains("on-a-terminal"),
+        "{run}"
+    );
+    assert!(run.stderr().contains("was stopped"), "{run}");
+    crate::expect_gone(&marker, Duration::from_secs(2), "wavesh run exited");
+}
+
+/// PTY-4, BG-8: a program that floods its terminal is stopped at the output cap like
+/// any command; the raw output file holds exactly the cap.
+#[tokio::test]
+async fn pty_4_a_flood_is_bounded_by_the_output_cap() {
+    let ws = Workspace::new();
+    let mut config = wavesh_tool::ToolConfig::default();
+    config.sandbox.read_only_level = false;
+    config.output_cap_bytes = Some(64 * 1024);
+    let session = Session::builder(&ws.root)
+        .private_base(&ws.private)
+        .no_login_env()
+        .supervisor(crate::util::WAVESH)
+        .sandbox_level(wavesh_exec::sandbox::Level::Off)
+        .no_claude_settings()
+        .config(config)
+        .build()
+        .unwrap();
+    let flood = tty(&session, "yes flood", 20_000).await;
+    assert!(flood.exit_code.is_some(), "still running: {}", flood.text);
+    assert!(flood.text.contains("was stopped"), "{}", flood.text);
+    let path = flood.output_path.clone().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 64 * 1024);
+    session.shutdown().await;
+}

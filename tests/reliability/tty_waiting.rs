@@ -76,7 +76,7 @@ const OTHERS: &[(&str, &str)] = &[
 ];
 
 /// How long a call may wait for a program to settle.
-const WAIT: Duration = Duration::from_secs(4);
+const WAIT: Duration = Duration::from_secs(8);
 
 /// One row: what the call said, how long it took.
 struct Row {

@@ -329,7 +329,7 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
         .await
         .unwrap();
     texts.add("TaskInput ended", masked(&fx, &session, &answered.text));
-    let mut running = input("echo working; sleep 30", Some(300));
+    let mut running = input("echo working; sleep 30", Some(2000));
     running.tty = true;
     let running = session
         .bash(running, &CallContext::default())

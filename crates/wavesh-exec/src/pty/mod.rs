@@ -439,9 +439,13 @@ mod imp {
                 Err(_) => break,
             };
             let bytes = &buf[..n];
-            // The raw bytes stay in the output file, up to the cap (BG-8): the job's
-            // cap watcher sees the file reach it and stops the tree.
-            let room = cap.map_or(n as u64, |cap| cap.saturating_sub(written).min(n as u64));
+            // The raw bytes stay in the output file, up to one byte past the cap
+            // (BG-8): the job's cap watcher sees the file pass it, stops the tree and
+            // trims the file to the cap, as for any command.
+            let limit = cap.map(|cap| cap.saturating_add(1));
+            let room = limit.map_or(n as u64, |limit| {
+                limit.saturating_sub(written).min(n as u64)
+            });
             if room > 0 && output.write_all(&bytes[..room as usize]).is_ok() {
                 written += room;
             }
