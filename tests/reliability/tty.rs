@@ -503,3 +503,77 @@ async fn pty_4_a_flood_is_bounded_by_the_output_cap() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 64 * 1024);
     session.shutdown().await;
 }
+
+/// PTY-4 through MCP with `--permission-mode wavesh`: text for a task at
+/// workspace-write is put to the user by elicitation, showing the text, the task and its
+/// command; "for the session" lets the next input through without asking. A client
+/// that cannot ask gets a refusal saying so, and nothing is typed.
+#[test]
+fn pty_4_mcp_asks_before_typing_where_wavesh_approves() {
+    let ws = Workspace::new();
+    let args = ["--permission-mode", "wavesh", "--auto-allow-sandboxed"];
+    let shell = serde_json::json!({"command": "PS1='$ ' bash --norc --noprofile -i", "tty": true});
+
+    let mut mute = Mcp::start(&ws, &args);
+    let first = mute.call(2, "Bash", shell.clone());
+    let id = first["result"]["structuredContent"]["backgroundTaskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned();
+    let refused = mute.tool(
+        3,
+        "TaskInput",
+        serde_json::json!({"task_id": id, "input": "touch typed-mute\n"}),
+    );
+    assert!(
+        refused.contains("needs the user's approval") && refused.contains("cannot ask"),
+        "{refused}"
+    );
+    assert!(!ws.root.join("typed-mute").exists());
+    mute.close();
+
+    let mut mcp = Mcp::start_declaring(&ws, &args, |_| {}, serde_json::json!({"elicitation": {}}));
+    let first = mcp.call(2, "Bash", shell);
+    let id = first["result"]["structuredContent"]["backgroundTaskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned();
+    mcp.send(
+        3,
+        "tools/call",
+        serde_json::json!({"name": "TaskInput", "arguments": {"task_id": id, "input": "touch typed\n"}}),
+    );
+    let ask = loop {
+        let message = mcp.next_message();
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+        assert_ne!(message["id"], 3, "answered without asking: {message}");
+    };
+    let shown = ask["params"]["message"].as_str().unwrap();
+    assert!(
+        shown.contains("touch typed")
+            && shown.contains(&id)
+            && shown.contains("bash --norc")
+            && shown.contains("workspace-write"),
+        "{shown}"
+    );
+    assert!(!ws.root.join("typed").exists(), "typed before the answer");
+    mcp.send_bytes(
+        serde_json::json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"allow": true, "session": true}}})
+            .to_string()
+            .as_bytes(),
+    );
+    let typed = mcp.answer(3);
+    assert!(ws.root.join("typed").exists(), "{typed}");
+    let again = mcp.tool(
+        4,
+        "TaskInput",
+        serde_json::json!({"task_id": id, "input": "echo again-$((2+2))\n"}),
+    );
+    assert!(
+        again.contains("again-4"),
+        "allowed for the session: {again}"
+    );
+    mcp.close();
+}
