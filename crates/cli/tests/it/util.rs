@@ -339,6 +339,7 @@ impl Mcp {
     }
 
     /// The next message from the server, whatever it is.
+    #[allow(dead_code, reason = "the reliability suite's elicitation tests use it")]
     pub fn next_message(&mut self) -> serde_json::Value {
         use std::io::BufRead;
         let mut line = String::new();
