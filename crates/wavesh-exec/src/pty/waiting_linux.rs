@@ -77,32 +77,30 @@ pub(super) fn waiting(master: BorrowedFd<'_>, slave: (u64, u64)) -> Waiting {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Waiting::Unknown("/proc cannot be read here");
     };
+    let members = entries.flatten().filter_map(|entry| {
+        let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+        let (state, pgrp) = stat(pid)?;
+        (pgrp == group).then(|| member(pid, state, slave))
+    });
+    verdict(members)
+}
+
+/// The group's answer from its members': any member busy, no; one reading the
+/// terminal (and none busy), yes; none reading and one unreadable, unknown.
+fn verdict(members: impl Iterator<Item = Member>) -> Waiting {
     let mut reads = false;
     let mut unreadable = false;
-    let mut members = 0;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Some((state, pgrp)) = stat(pid) else {
-            continue;
-        };
-        if pgrp != group {
-            continue;
-        }
-        members += 1;
-        match member(pid, state, slave) {
+    let mut count = 0;
+    for member in members {
+        count += 1;
+        match member {
             Member::Busy => return Waiting::No,
             Member::ReadsTerminal => reads = true,
             Member::Elsewhere => {}
             Member::Unreadable => unreadable = true,
         }
     }
-    match (reads, unreadable, members) {
+    match (reads, unreadable, count) {
         (_, _, 0) => Waiting::No,
         (true, _, _) => Waiting::Yes,
         (false, true, _) => Waiting::Unknown(
@@ -245,8 +243,24 @@ mod tests {
     fn pty_2_stat_fields_after_the_last_parenthesis() {
         let own = std::process::id() as i32;
         let (state, pgrp) = stat(own).unwrap();
-        assert_eq!(state, b'R');
+        // The main thread: running or waiting for this test's thread.
+        assert!(b"RS".contains(&state), "{}", state as char);
         assert_eq!(pgrp, rustix::process::getpgrp().as_raw_nonzero().get());
+    }
+
+    #[test]
+    fn pty_2_the_group_waits_only_if_one_reads_and_none_runs() {
+        use Member::*;
+        let of = |members: &[Member]| verdict(members.iter().copied());
+        assert_eq!(of(&[]), Waiting::No);
+        assert_eq!(of(&[ReadsTerminal]), Waiting::Yes);
+        assert_eq!(of(&[Elsewhere, ReadsTerminal, Elsewhere]), Waiting::Yes);
+        // A pipeline stage still computing: not waiting, whatever the others do.
+        assert_eq!(of(&[ReadsTerminal, Busy]), Waiting::No);
+        assert_eq!(of(&[Busy, Unreadable]), Waiting::No);
+        assert_eq!(of(&[Elsewhere, Elsewhere]), Waiting::No);
+        assert!(matches!(of(&[Elsewhere, Unreadable]), Waiting::Unknown(_)));
+        assert_eq!(of(&[Unreadable, ReadsTerminal]), Waiting::Yes);
     }
 
     #[test]
