@@ -134,6 +134,32 @@ fn available(command: &str) -> bool {
 async fn pty_2_waiting_is_told_right_on_prompting_and_other_programs() {
     let ws = Workspace::new();
     let session = Arc::new(crate::supervised_session(&ws.root, &ws.private));
+    table(session, "off").await;
+}
+
+/// The same programs inside the sandbox at `workspace-write`: the host reads the
+/// kernel's state of processes in the command's own PID and user namespaces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pty_2_waiting_is_told_right_inside_the_sandbox() {
+    let ws = Workspace::new();
+    let mut config = wavesh_tool::ToolConfig::default();
+    config.sandbox.read_only_level = false;
+    config.sandbox.level = wavesh_exec::sandbox::Level::WorkspaceWrite;
+    let session = Session::builder(&ws.root)
+        .private_base(&ws.private)
+        .no_login_env()
+        .supervisor(crate::util::WAVESH)
+        .sandbox_level(wavesh_exec::sandbox::Level::WorkspaceWrite)
+        .no_claude_settings()
+        .config(config)
+        .build()
+        .unwrap();
+    table(Arc::new(session), "workspace-write").await;
+}
+
+/// Runs every available program of both lists at once in `session`, prints the
+/// table and fails on a false "waiting" or a missed prompt.
+async fn table(session: Arc<Session>, level: &str) {
     let mut set = tokio::task::JoinSet::new();
     let mut skipped = Vec::new();
     for (list, prompts) in [(PROMPTS, true), (OTHERS, false)] {
@@ -150,6 +176,7 @@ async fn pty_2_waiting_is_told_right_on_prompting_and_other_programs() {
         rows.push(row.unwrap());
     }
     rows.sort_by_key(|row| (!row.prompts, row.name));
+    println!("at {level}:");
     println!("| program | prompts | reported | time to answer |");
     println!("|---|---|---|---|");
     let mut false_waiting = Vec::new();
