@@ -21,6 +21,8 @@ mod bad_input;
 mod output;
 mod processes;
 mod server;
+mod tty;
+mod tty_waiting;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

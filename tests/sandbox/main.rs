@@ -28,6 +28,7 @@ mod hidden;
 mod modes;
 mod network;
 mod network_ask;
+mod tty;
 pub mod workday;
 
 use std::path::{Path, PathBuf};

@@ -710,6 +710,7 @@ async fn net_3_a_read_only_read_reaches_the_read_port_only() {
             sandbox: level,
             network: true,
             roots: Vec::new(),
+            tty: None,
         };
         let (executor, tasks) = (&executor, &tasks);
         async move {

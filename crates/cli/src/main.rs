@@ -200,7 +200,19 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(report_error(&args, &error));
         }
     };
-    if let Some(task) = &result.task {
+    if let Some(task) = result
+        .task
+        .as_ref()
+        .filter(|_| result.waiting_for_input.is_some())
+    {
+        // PTY-1: a tty task's terminal is this process's; nothing could type into it or
+        // read it once wavesh exits, so it ends here rather than hang up later.
+        session.shutdown().await;
+        printer::note(&format!(
+            "wavesh: task {} was stopped: `wavesh run` keeps no terminal once it exits (use the MCP server or the library for TaskInput)",
+            task.task_id
+        ));
+    } else if let Some(task) = &result.task {
         // Deliberately detached: the command goes on after wavesh exits.
         session.detach_tasks();
         printer::note(&format!(

@@ -66,6 +66,10 @@ pub struct Request {
     /// The writable roots at `workspace-write` (the workspace and the additional
     /// directories as they are now); empty: the executor's configured roots.
     pub roots: Vec<PathBuf>,
+    /// Run in a pseudo-terminal of this size (PTY-1): stdin, stdout and stderr are the
+    /// terminal, and the job carries it ([`crate::Job::terminal`]). Such a command is a
+    /// task from the start, so it runs with [`Mode::Background`].
+    pub tty: Option<crate::pty::TtySize>,
 }
 
 /// A progress event for the host (never for the model, EXEC-5).
@@ -491,13 +495,37 @@ impl Executor {
         } else {
             (None, None)
         };
+        // PTY-1: the shell's stdin, stdout and stderr are the terminal; the output file
+        // gets what the reader copies from the master.
+        let (terminal, output, output_file) = match request.tty {
+            Some(size) => {
+                let (terminal, slave) = crate::pty::Terminal::open(size).map_err(|source| {
+                    cleanup(ExecError::Spawn {
+                        shell: self.shell.path().display().to_string(),
+                        source,
+                    })
+                })?;
+                env.push((OsString::from("TERM"), Some(crate::pty::TERM.into())));
+                env.push((
+                    OsString::from("COLUMNS"),
+                    Some(size.columns.to_string().into()),
+                ));
+                env.push((OsString::from("LINES"), Some(size.rows.to_string().into())));
+                (Some(terminal), slave, Some(output))
+            }
+            None => (None, output, None),
+        };
+        let mut script = prelude(
+            self.shell.kind(),
+            cwd_file.as_deref(),
+            self.search.as_deref(),
+        );
+        if terminal.is_some() {
+            script = crate::spawn::on_terminal(script);
+        }
         let spec = SpawnSpec {
             shell: self.shell.clone(),
-            script: prelude(
-                self.shell.kind(),
-                cwd_file.as_deref(),
-                self.search.as_deref(),
-            ),
+            script,
             command,
             output,
             cwd: request.cwd.clone(),
@@ -516,6 +544,9 @@ impl Executor {
             })
         })?;
         tracing::debug!(target: "wavesh_stage", stage = "spawned");
+        if let (Some(terminal), Some(file)) = (&terminal, output_file) {
+            terminal.start_reader(file, self.output_cap);
+        }
         Ok(Job::start(
             JobSpec {
                 id,
@@ -527,6 +558,7 @@ impl Executor {
                 on_exit: Some(tasks.exit_hook()),
                 output_cap: self.output_cap,
                 sandbox: outcome,
+                terminal,
             },
             child,
             Arc::clone(&self.signaller),

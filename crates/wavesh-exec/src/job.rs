@@ -125,6 +125,8 @@ pub struct Job {
     on_exit: Option<ExitHook>,
     output_cap: Option<u64>,
     sandbox: Option<Arc<crate::executor::SandboxOutcome>>,
+    /// The terminal of a tty task (PTY-1).
+    terminal: Option<Arc<crate::pty::Terminal>>,
 }
 
 impl std::fmt::Debug for Job {
@@ -149,6 +151,7 @@ pub(crate) struct JobSpec {
     pub on_exit: Option<ExitHook>,
     pub output_cap: Option<u64>,
     pub sandbox: Option<Arc<crate::executor::SandboxOutcome>>,
+    pub terminal: Option<Arc<crate::pty::Terminal>>,
 }
 
 impl Job {
@@ -170,6 +173,7 @@ impl Job {
             cwd_file: spec.cwd_file,
             tmp_dir: spec.tmp_dir,
             sandbox: spec.sandbox,
+            terminal: spec.terminal,
             started_at: SystemTime::now(),
             state: Mutex::new(State {
                 phase: if spec.background.is_some() {
@@ -259,6 +263,11 @@ impl Job {
         let read = if wanted { read_cwd_file(path) } else { None };
         remove_quietly(path);
         read
+    }
+
+    /// The terminal of a tty task (PTY-1), `None` for any other command.
+    pub fn terminal(&self) -> Option<&Arc<crate::pty::Terminal>> {
+        self.terminal.as_ref()
     }
 
     /// The task id this job has (or will have, once backgrounded).

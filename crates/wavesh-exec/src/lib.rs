@@ -23,6 +23,7 @@ mod output;
 mod private_dir;
 #[cfg(any(target_os = "linux", test))]
 mod proc_stat;
+pub mod pty;
 pub mod sandbox;
 pub mod shell;
 pub mod spawn;
@@ -59,6 +60,7 @@ pub use kill::PosixSignaller;
 pub use kill::{KILL_GRACE, KillReport, KillTarget, Signaller};
 pub use output::OutputFile;
 pub use private_dir::{PrivateDir, PrivateDirError};
+pub use pty::{Terminal, TtySize, TtyStop, Waiting};
 pub use shell::{
     Shell, ShellError, ShellKind, WindowsShellEnv, resolve_default_shell, resolve_git_bash,
     resolve_shell,

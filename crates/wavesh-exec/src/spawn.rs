@@ -221,6 +221,10 @@ impl Spawner for DirectSpawner {
                     if libc::setsid() < 0 {
                         return Err(io::Error::last_os_error());
                     }
+                    // PTY-1: a tty command's terminal becomes its controlling terminal.
+                    if libc::isatty(1) == 1 && libc::ioctl(1, libc::TIOCSCTTY as _, 0) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
                     mark_inherited_descriptors_cloexec();
                     Ok(())
                 });
@@ -243,6 +247,12 @@ impl Spawner for DirectSpawner {
             .ok_or_else(|| io::Error::other("the spawned shell has no process id"))?;
         Ok(Box::new(DirectChild { child, pid }))
     }
+}
+
+/// The prelude of a tty command (PTY-1): stdin becomes the terminal (the shell's stdout,
+/// opened for reading and writing) instead of /dev/null.
+pub fn on_terminal(prelude: String) -> String {
+    prelude.replacen("exec 0</dev/null; ", "exec 0<&1; ", 1)
 }
 
 /// Arguments before the script. zsh gets `-f` (NO_RCS) so the user's `~/.zshenv` does

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 mod hosts;
 pub mod http;
+mod input_gate;
 mod lines;
 pub mod message;
 mod permissions;
@@ -108,6 +109,12 @@ impl WaveshServer {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<(bool, Option<wavesh_tool::Prepared>), Box<CallToolResponse>> {
+        if wavesh_tool::tty::is_task_input(name) {
+            // PTY-4: typed text is shown to the user where wavesh approves.
+            return input_gate::gate(&self.session, input, request, context)
+                .await
+                .map(|approved| (approved, None));
+        }
         if name != wavesh_tool::BASH_TOOL_NAME {
             return Ok((false, None));
         }
@@ -315,6 +322,9 @@ fn annotations(name: &str) -> ToolAnnotations {
         wavesh_tool::task_tools::TASK_LIST_TOOL_NAME => {
             ("List background tasks", true, false, false)
         }
+        wavesh_tool::tty::TASK_INPUT_TOOL_NAME => {
+            ("Type into a task's terminal", false, true, true)
+        }
         _ => ("Stop a background task", false, true, false),
     };
     ToolAnnotations::with_title(title)
@@ -328,6 +338,7 @@ fn known_tool(name: &str) -> bool {
     name == wavesh_tool::BASH_TOOL_NAME
         || wavesh_tool::task_tools::is_task_output(name)
         || wavesh_tool::task_tools::is_task_stop(name)
+        || wavesh_tool::tty::is_task_input(name)
         || wavesh_tool::task_tools::is_task_list(name)
 }
 

@@ -31,15 +31,15 @@ use crate::task_tools::{
 /// refused (SBX-4) and the guarantees this machine lacks (SBX-5). The output files the
 /// model is told to read are masked on disk once the command has ended.
 #[derive(Clone, Copy)]
-struct ModelView<'a>(Option<&'a wavesh_exec::SandboxOutcome>);
+pub(crate) struct ModelView<'a>(Option<&'a wavesh_exec::SandboxOutcome>);
 
 impl<'a> ModelView<'a> {
-    fn of_job(job: &'a Job) -> ModelView<'a> {
+    pub(crate) fn of_job(job: &'a Job) -> ModelView<'a> {
         ModelView(job.sandbox().map(Arc::as_ref))
     }
 
     /// `text` with the scrubbed values masked.
-    fn mask(self, text: &str) -> String {
+    pub(crate) fn mask(self, text: &str) -> String {
         match self.0 {
             Some(sandbox) => wavesh_exec::sandbox::mask_scrubbed(text, &sandbox.scrubbed),
             None => text.to_owned(),
@@ -84,7 +84,7 @@ impl<'a> ModelView<'a> {
         self.0?.network.as_ref()?.note()
     }
 
-    fn missing_note(self) -> Option<String> {
+    pub(crate) fn missing_note(self) -> Option<String> {
         let sandbox = self.0?;
         let notes: Vec<String> =
             wavesh_exec::sandbox::missing_note(sandbox.plan.level, &sandbox.missing)
@@ -182,8 +182,8 @@ struct RunStart {
 }
 
 pub(crate) struct Agent<'a> {
-    shared: &'a Shared,
-    owner: &'a Owner,
+    pub(crate) shared: &'a Shared,
+    pub(crate) owner: &'a Owner,
 }
 
 impl<'a> Agent<'a> {
@@ -207,6 +207,9 @@ impl<'a> Agent<'a> {
         }
         if input.run_in_background && config.mode == HostMode::IdleTurn {
             return Err(ToolError::BackgroundRefused);
+        }
+        if input.tty && config.mode == HostMode::IdleTurn {
+            return Err(ToolError::TtyRefused);
         }
         let mut notes = Vec::new();
         let cwd = self.shared.start_dir(self.owner.subagent, &mut notes);
@@ -261,6 +264,13 @@ impl<'a> Agent<'a> {
                 on_timeout,
             }
         };
+        // PTY-1: a tty command is a task from the start; the call waits on its terminal.
+        let tty = input.tty.then(wavesh_exec::TtySize::default);
+        let mode = if tty.is_some() {
+            Mode::Background
+        } else {
+            mode
+        };
         let started = RunStart {
             cwd: cwd.clone(),
             read_files: match &self.shared.read_state {
@@ -281,6 +291,7 @@ impl<'a> Agent<'a> {
             sandbox,
             network,
             roots: self.shared.roots(),
+            tty,
         };
         let outcome = self
             .shared
@@ -291,7 +302,17 @@ impl<'a> Agent<'a> {
             Outcome::Backgrounded(backgrounded) => {
                 self.shared
                     .remember_description(backgrounded.job.id(), input.description.as_deref());
-                self.backgrounded(&backgrounded, budget_ms, notes)
+                if tty.is_some() {
+                    let wait = if input.run_in_background {
+                        0
+                    } else {
+                        deadline_ms
+                    };
+                    let base = self.backgrounded(&backgrounded, budget_ms, notes);
+                    self.tty_started(&backgrounded.job, wait, ctx, base).await?
+                } else {
+                    self.backgrounded(&backgrounded, budget_ms, notes)
+                }
             }
             Outcome::Finished(finished) => {
                 self.finished(&prepared.analysis, finished, budget_ms, &started, notes)?
@@ -304,7 +325,7 @@ impl<'a> Agent<'a> {
         Ok(result)
     }
 
-    fn backgrounded(
+    pub(crate) fn backgrounded(
         &self,
         backgrounded: &Backgrounded,
         deadline_ms: u64,
@@ -359,6 +380,7 @@ impl<'a> Agent<'a> {
             return_code_interpretation: None,
             cwd: self.shared.cwd(),
             image: None,
+            waiting_for_input: None,
         }
     }
 
@@ -530,11 +552,12 @@ impl<'a> Agent<'a> {
             return_code_interpretation: interpretation,
             cwd: self.shared.cwd(),
             image: None,
+            waiting_for_input: None,
         }
     }
 
     /// The task with this id, or the error that names it (unknown or expired).
-    fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
+    pub(crate) fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
         match self.owner.tasks.get(id) {
             Some(job) => Ok(job),
             None if self.shared.is_expired(id) => Err(ToolError::ExpiredTask(id.to_owned())),
@@ -555,6 +578,14 @@ impl<'a> Agent<'a> {
             Retrieval::Success
         } else if !input.block {
             Retrieval::NotReady
+        } else if let Some(terminal) = job.terminal() {
+            // PTY-3: a tty task also answers when it waits for input.
+            let wait = Duration::from_millis(input.timeout_ms);
+            match terminal.wait(&job, wait, &ctx.abort).await.0 {
+                wavesh_exec::TtyStop::Aborted => return Err(ToolError::Aborted),
+                _ if job.status().is_terminal() => Retrieval::Success,
+                _ => Retrieval::Timeout,
+            }
         } else {
             // Waits for the exit itself rather than polling: the same answers, sooner.
             tokio::select! {
@@ -587,7 +618,16 @@ impl<'a> Agent<'a> {
                 })?;
                 (read.text.clone(), Some(read))
             }
-            None => (self.project_output(&job, ended, view)?, None),
+            // PTY-3: the screen as a terminal shows it; the raw bytes stay in the file.
+            None => match job.terminal() {
+                Some(terminal) => {
+                    let waiting = terminal.waiting_settled().await;
+                    let text =
+                        crate::tty::screen_text(&job, terminal, view, &self.shared.config, waiting);
+                    (text, None)
+                }
+                None => (self.project_output(&job, ended, view)?, None),
+            },
         };
         if ctx.abort.is_cancelled() {
             return Err(ToolError::Aborted);

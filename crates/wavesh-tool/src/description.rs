@@ -19,6 +19,9 @@ pub const CWD_SENTENCE: &str = "Working directory persists between calls, but pr
 /// SCHEMA-5, verbatim.
 pub const BACKGROUND_SENTENCE: &str = "run_in_background runs the command detached: it keeps running across turns and re-invokes you when it exits. No & needed.";
 
+/// When to use `tty` and when not (PTY-1).
+pub const TTY_PARAGRAPH: &str = "tty: true runs the command in a terminal (120x40, TERM=xterm-256color) as a task: the call returns when the program ends, when it waits for terminal input (read from the kernel, never guessed from the text), or at the timeout, with the screen, the task ID and waitingForInput. Answer with TaskInput (\\n is Enter, \\u0003 Ctrl-C, \\u0004 Ctrl-D); read the screen with TaskOutput; stop it with TaskStop. Use it only for what has no non-interactive form: a prompt you must answer, a REPL, a debugger, a TUI. Do not use it for anything that can run non-interactively (flags such as --yes, a file or here-doc as input, CI=1, git without -i, PAGER=cat): that is faster and leaves no task behind.\n\n";
+
 fn minutes(ms: u64) -> String {
     let minutes = ms as f64 / 60_000.0;
     if minutes.fract() == 0.0 {
@@ -63,6 +66,7 @@ pub fn bash_description_with(config: &ToolConfig, sandbox: &SandboxFacts) -> Str
     text.push_str(
         "Standard input is /dev/null: a command that waits for input (cat or grep without a file, read, pagers, editors, prompts) gets end-of-file at once. Pass files as arguments and use non-interactive flags.\n\n",
     );
+    text.push_str(TTY_PARAGRAPH);
     text.push_str(&format!(
         "Timeout: `timeout` is in milliseconds; the default is {}, the maximum {}. A command still running at its timeout is moved to the background and keeps running: you get its task ID and output file. A command that starts with sleep is stopped at its timeout instead.\n\n",
         amount(config.default_timeout_ms),
@@ -142,6 +146,9 @@ struct BashParams {
     /// Run outside the sandbox; such a call always needs approval
     #[serde(rename = "dangerouslyDisableSandbox", default)]
     dangerously_disable_sandbox: bool,
+    /// Run in a terminal as a task, for prompts, REPLs and TUIs only; answer with TaskInput
+    #[serde(default)]
+    tty: bool,
 }
 
 /// The input schema of a Rust type, as an MCP client wants it: no `$schema`, no title.
@@ -212,6 +219,12 @@ pub fn tool_definitions_with(config: &ToolConfig, sandbox: &SandboxFacts) -> Vec
             title: "Task output",
             description: tasks::task_output_description(config.read_tool()),
             input_schema: tasks::task_output_schema(),
+        },
+        ToolDefinition {
+            name: crate::tty::TASK_INPUT_TOOL_NAME,
+            title: "Type into a task",
+            description: crate::tty::task_input_description(),
+            input_schema: crate::tty::task_input_schema(),
         },
         ToolDefinition {
             name: tasks::TASK_STOP_TOOL_NAME,

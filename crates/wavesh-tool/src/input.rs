@@ -16,6 +16,8 @@ pub struct BashInput {
     pub run_in_background: bool,
     /// Run outside the sandbox (SBX); such a call is never auto-approved (SCHEMA-1).
     pub dangerously_disable_sandbox: bool,
+    /// Run in a pseudo-terminal as a task from the start (PTY-1).
+    pub tty: bool,
 }
 
 impl BashInput {
@@ -35,6 +37,7 @@ pub const BASH_FIELDS: &[&str] = &[
     "description",
     "run_in_background",
     "dangerouslyDisableSandbox",
+    "tty",
 ];
 
 /// What is wrong with a tool input. Messages name the field and what was given.
@@ -98,6 +101,7 @@ pub fn parse_bash_input(value: &Value) -> Result<BashInput, InputError> {
         description: optional_string(object, "description")?,
         run_in_background: flag(object, "run_in_background")?.unwrap_or(false),
         dangerously_disable_sandbox: flag(object, "dangerouslyDisableSandbox")?.unwrap_or(false),
+        tty: flag(object, "tty")?.unwrap_or(false),
     })
 }
 

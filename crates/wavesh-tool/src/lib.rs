@@ -25,6 +25,7 @@ pub mod sandbox_text;
 mod session;
 pub mod shell_state;
 pub mod task_tools;
+pub mod tty;
 
 pub use config::{DEFAULT_CLIENT_BUDGET_MS, HostMode, ToolConfig};
 pub use description::{
@@ -40,3 +41,4 @@ pub use session::{
     ToolOutput, approval_refusal, normalize_private, on_timeout,
 };
 pub use task_tools::{TaskOutputInput, TaskStopInput};
+pub use tty::{TaskInputInput, TaskInputResult};

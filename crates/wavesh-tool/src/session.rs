@@ -172,6 +172,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// Who approves calls in this session now (SBX-3).
+    pub(crate) fn approver(&self) -> crate::permissions::Approver {
+        self.permissions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .approver
+    }
+
     /// The analysis and permission decision of `command` run from `cwd`, made once
     /// for the call (SBX-3, PARSE).
     pub(crate) fn prepare(&self, command: &str, unsandboxed: bool, cwd: &Path) -> Prepared {
@@ -382,6 +390,36 @@ macro_rules! agent_calls {
             self.agent().task_output(input, ctx).await
         }
 
+        /// Validates a raw TaskInput input and runs it.
+        pub async fn task_input_json(
+            &self,
+            input: &serde_json::Value,
+            ctx: &CallContext,
+        ) -> Result<crate::TaskInputResult, ToolError> {
+            let input = crate::tty::parse_task_input_input(input)?;
+            self.task_input(input, ctx).await
+        }
+
+        /// TaskInput (PTY-3): types into a tty task's terminal.
+        pub async fn task_input(
+            &self,
+            input: crate::TaskInputInput,
+            ctx: &CallContext,
+        ) -> Result<crate::TaskInputResult, ToolError> {
+            self.agent().task_input(input, ctx).await
+        }
+
+        /// PTY-4: what the user must see before text is typed into `task_id`, or `None`
+        /// when no approval is needed (see [`crate::tty::InputApproval`]).
+        pub fn task_input_approval(&self, task_id: &str) -> Option<crate::tty::InputApproval> {
+            self.agent().input_approval(task_id)
+        }
+
+        /// PTY-4: the user allowed any input to `task_id` for the rest of the session.
+        pub fn allow_task_input(&self, task_id: &str) {
+            self.agent().allow_input(task_id);
+        }
+
         /// Validates a raw TaskStop input and runs it.
         pub async fn task_stop_json(
             &self,
@@ -455,6 +493,10 @@ macro_rules! agent_calls {
             }
             if crate::task_tools::is_task_output(name) {
                 let result = self.task_output_json(input, ctx).await?;
+                return Ok(ToolOutput::of(&result, false, &result.text));
+            }
+            if crate::tty::is_task_input(name) {
+                let result = self.task_input_json(input, ctx).await?;
                 return Ok(ToolOutput::of(&result, false, &result.text));
             }
             if crate::task_tools::is_task_stop(name) {

@@ -314,6 +314,49 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
         .unwrap_err();
     texts.add("TaskStop unknown", unknown.to_string());
 
+    // PTY-1..3: a prompt, the answer, TaskInput's errors.
+    let mut prompt = input("read -p 'name? ' name; echo \"hello $name\"", Some(20_000));
+    prompt.tty = true;
+    let waiting = session.bash(prompt, &CallContext::default()).await.unwrap();
+    texts.add("tty waiting", masked(&fx, &session, &waiting.text));
+    let tty_id = waiting.background_task_id.clone().unwrap();
+    let answered = session
+        .call_tool(
+            "TaskInput",
+            &json!({"task_id": tty_id, "input": "wave\n"}),
+            &CallContext::default(),
+        )
+        .await
+        .unwrap();
+    texts.add("TaskInput ended", masked(&fx, &session, &answered.text));
+    let mut running = input("echo working; sleep 30", Some(2000));
+    running.tty = true;
+    let running = session
+        .bash(running, &CallContext::default())
+        .await
+        .unwrap();
+    texts.add("tty running", masked(&fx, &session, &running.text));
+    for (name, raw) in [
+        (
+            "TaskInput ended task",
+            json!({"task_id": tty_id, "input": "x"}),
+        ),
+        (
+            "TaskInput no terminal",
+            json!({"task_id": explicit_id, "input": "x"}),
+        ),
+        (
+            "TaskInput input type",
+            json!({"task_id": tty_id, "input": ["x"]}),
+        ),
+    ] {
+        let error = session
+            .call_tool("TaskInput", &raw, &CallContext::default())
+            .await
+            .unwrap_err();
+        texts.add(name, error.to_string());
+    }
+
     let bin = fx.root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::write(

@@ -78,7 +78,7 @@ async def cwd_scenario(binary):
                 await session.initialize()
                 tools = await session.list_tools()
                 names = [tool.name for tool in tools.tools]
-                check(names == ["Bash", "TaskOutput", "TaskStop", "TaskList"], f"tools: {names}")
+                check(names == ["Bash", "TaskOutput", "TaskInput", "TaskStop", "TaskList"], f"tools: {names}")
                 description = tools.tools[0].description
                 check("600000" in description, "description names the maximum timeout")
 
@@ -197,7 +197,7 @@ async def tasks_scenario(binary):
                 await session.initialize()
                 listed = {tool.name: tool for tool in (await session.list_tools()).tools}
                 names = sorted(listed)
-                check(names == ["Bash", "TaskList", "TaskOutput", "TaskStop"], f"tools: {names}")
+                check(names == ["Bash", "TaskInput", "TaskList", "TaskOutput", "TaskStop"], f"tools: {names}")
                 # MCP-4: no Read tool here, so TaskOutput is first-class and names none.
                 check("DEPRECATED" not in listed["TaskOutput"].description, listed["TaskOutput"].description)
                 check("Read" not in listed["TaskOutput"].description, listed["TaskOutput"].description)
@@ -425,7 +425,7 @@ async def client_suite_scenario(binary):
         for mode in ("legacy", "auto"):
             async with Client(params(), mode=mode) as client:
                 tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-                check(sorted(tools) == ["Bash", "TaskList", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
+                check(sorted(tools) == ["Bash", "TaskInput", "TaskList", "TaskOutput", "TaskStop"], f"{mode}: {sorted(tools)}")
                 schema = tools["Bash"].input_schema
                 check(schema.get("required") == ["command"] and schema.get("additionalProperties") is False, f"{mode}: {schema}")
                 check(tools["Bash"].annotations.destructive_hint is True, f"{mode}: {tools['Bash'].annotations}")

@@ -283,6 +283,16 @@ impl Mcp {
     /// As [`Mcp::start`], with `adjust` changing the server's command first (its
     /// environment, say).
     pub fn start_with(ws: &Workspace, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Mcp {
+        Mcp::start_declaring(ws, args, adjust, serde_json::json!({}))
+    }
+
+    /// As [`Mcp::start_with`], the client declaring `capabilities` (elicitation, say).
+    pub fn start_declaring(
+        ws: &Workspace,
+        args: &[&str],
+        adjust: impl FnOnce(&mut Command),
+        capabilities: serde_json::Value,
+    ) -> Mcp {
         let mut server = ws.wavesh();
         adjust(&mut server);
         server
@@ -303,7 +313,7 @@ impl Mcp {
         mcp.request(
             1,
             "initialize",
-            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
                 "clientInfo": {"name": "wavesh-test", "version": "0"}}),
         );
         mcp.notify("notifications/initialized");
@@ -326,6 +336,18 @@ impl Mcp {
         self.write(
             &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
+    }
+
+    /// The next message from the server, whatever it is.
+    #[allow(dead_code, reason = "the reliability suite's elicitation tests use it")]
+    pub fn next_message(&mut self) -> serde_json::Value {
+        use std::io::BufRead;
+        let mut line = String::new();
+        assert!(
+            self.stdout.read_line(&mut line).unwrap() > 0,
+            "the server closed"
+        );
+        serde_json::from_str(&line).unwrap()
     }
 
     /// Sends one line as is (it may be anything but JSON-RPC).

@@ -1096,6 +1096,8 @@ impl ChildSandbox {
                     "a write rule for /dev/shm",
                 )?;
             }
+            // Its own devpts, mounted above: terminals it opens itself.
+            super::own_terminals::allow(ruleset.as_raw_fd(), landlock_abi())?;
             // SAFETY: system calls on the ruleset and the views' paths.
             unsafe { self.views.allow_writes(ruleset.as_raw_fd()) }
                 .map_err(|_| fail("the write rules of the cache overlays"))?;

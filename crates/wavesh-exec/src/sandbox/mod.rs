@@ -21,6 +21,8 @@ mod file_values;
 mod git_config;
 #[cfg(target_os = "linux")]
 mod off_isolation;
+#[cfg(target_os = "linux")]
+mod own_terminals;
 mod plan;
 #[cfg(target_os = "linux")]
 mod scan;

@@ -1090,6 +1090,11 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
             {
                 fail(report[1]);
             }
+            // PTY-1: the output of a tty command is its own terminal (the host holds the
+            // master): it becomes the new session's controlling terminal.
+            if libc::isatty(1) == 1 && libc::ioctl(1, libc::TIOCSCTTY as _, 0) != 0 {
+                fail(report[1]);
+            }
             if libc::chdir(request.cwd.as_ptr()) != 0 {
                 fail(report[1]);
             }

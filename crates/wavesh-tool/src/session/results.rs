@@ -104,6 +104,10 @@ pub struct BashResult {
     /// The output as an image, when stdout was exactly one image data URL (OUT-4).
     #[serde(skip)]
     pub image: Option<crate::image_output::ImageBlock>,
+    /// A `tty` call only (PTY-2): whether the program waits for terminal input, `null`
+    /// when this system cannot tell.
+    #[serde(rename = "waitingForInput", skip_serializing_if = "Option::is_none")]
+    pub waiting_for_input: Option<Option<bool>>,
 }
 
 /// The result of a TaskOutput call.
@@ -251,7 +255,7 @@ pub enum ToolError {
     #[error("{}", needs_approval_text(.0))]
     NeedsApproval(wavesh_policy::Decision),
     /// No tool has this name.
-    #[error("unknown tool `{0}`; the tools are Bash, TaskOutput, TaskStop and TaskList")]
+    #[error("unknown tool `{0}`; the tools are Bash, TaskOutput, TaskInput, TaskStop and TaskList")]
     UnknownTool(String),
     /// The session's recorded shell no longer exists and there is no other (SHELL-3).
     #[error(
@@ -263,6 +267,35 @@ pub enum ToolError {
         "no shell can run this command: {0}. wavesh runs commands with bash or zsh; the user must install one or point WAVE_SHELL at one, then start a new session"
     )]
     NoShell(String),
+    /// TaskInput to a task that was not started with `tty: true` (PTY-3).
+    #[error("task {0} has no terminal to type into: only a Bash call with `tty: true` starts one")]
+    NoTerminal(String),
+    /// TaskInput to a task that has ended (PTY-3).
+    #[error("task {0} has ended ({1}); nothing reads its terminal any more")]
+    TaskEnded(String, String),
+    /// Writing to the task's terminal failed (PTY-3).
+    #[error("task {0}: {1}")]
+    TerminalInput(String, wavesh_exec::pty::InputError),
+    /// TaskInput to a task above `read-only` where wavesh approves: the user must see
+    /// the text first (PTY-4).
+    #[error(
+        "typing into task {task_id} needs the user's approval: it runs at {level} ({command}); the text was: {input:?}"
+    )]
+    InputNeedsApproval {
+        /// The task.
+        task_id: String,
+        /// Its command.
+        command: String,
+        /// Its sandbox level.
+        level: String,
+        /// The text to type.
+        input: String,
+    },
+    /// `tty` in idle-turn mode: a tty command is a task, and this host keeps none.
+    #[error(
+        "tty is not available here: this host runs every command in the foreground and keeps no tasks. Run the command non-interactively"
+    )]
+    TtyRefused,
     /// TaskStop's own timeout passed before the task ended.
     #[error("task {0} did not end within TaskStop's 10 s limit")]
     StopTimedOut(String),
