@@ -383,6 +383,9 @@ async def the_day(day, port, measure, sandboxed, home):
             ]
             if touched:
                 raise Failure(f"the real caches changed: {touched[:5]}")
+            made = [name for name in (".npm", ".cache") if os.path.exists(os.path.join(home, name))]
+            if made:
+                raise Failure(f"the home gained {made}")
             return "proxy announced; real caches untouched"
 
         steps.append(("sandbox held (proxy, caches)", sandbox_held))
@@ -505,11 +508,11 @@ async def main():
     home, workspace = os.path.join(base, "home"), os.path.join(base, "ws")
     os.makedirs(home)
     os.makedirs(workspace)
-    # A developer's home: cargo and npm have run here before, so their homes exist (the
-    # sandbox makes a missing cache only under a directory its toolchain already made,
-    # never in the home itself). The caches in them are empty: the registries are reached.
+    # A developer's home where cargo has run before (its home exists, its caches are
+    # empty: the registries are reached) and npm and pip never have: their first run
+    # gets a fresh cache in wavesh's state through npm_config_cache and PIP_CACHE_DIR,
+    # and the home is not changed (SBX-8).
     os.makedirs(os.path.join(home, ".cargo"))
-    os.makedirs(os.path.join(home, ".npm"))
     # The fake HOME's login profile keeps the toolchains on PATH, as a developer's does.
     write(os.path.join(home, ".profile"), f"export PATH='{os.environ['PATH']}'\n")
     env = {

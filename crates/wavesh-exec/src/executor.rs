@@ -639,6 +639,12 @@ impl Executor {
             &full,
             request.roots.first().or(self.sandbox.roots.first()),
         ));
+        env.extend(
+            plan.views
+                .env
+                .iter()
+                .map(|(name, dir)| (name.clone(), Some(dir.clone().into_os_string()))),
+        );
         let prepared =
             crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
         // The workspace's own secret files' values are masked too (RO-17, SBX-2).

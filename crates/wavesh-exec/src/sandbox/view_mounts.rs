@@ -597,6 +597,7 @@ mod tests {
                 original: "/p/g/original".into(),
                 keep: vec!["/ws/.git/objects".into(), "/ws/.git/refs".into()],
             }],
+            env: Vec::new(),
         };
         let mounts = ViewMounts::new(&views, 0x1234).unwrap();
         assert_eq!(mounts.ops.len(), 13);

@@ -36,6 +36,11 @@ pub struct Views {
     /// The workspace's git directories, whose top level the command writes through a
     /// layer of its own (SBX-9).
     pub git: Vec<super::git_config::GitView>,
+    /// Variables set in the command's environment: a toolchain whose cache does not
+    /// exist yet and cannot be made as a mount point is pointed at a directory in the
+    /// workspace's cache state instead (SBX-8: the first `npm install` in a home without
+    /// `~/.npm`).
+    pub env: Vec<(OsString, PathBuf)>,
 }
 
 /// The session's directory seen as `/tmp`.
@@ -141,9 +146,13 @@ pub fn views_inputs<'a>(
 }
 
 /// The default caches under `home` (and `CARGO_HOME`, `GOPATH`, `XDG_CACHE_HOME` when
-/// set), each with whether wavesh may create it empty as a mount point when missing:
-/// only under a directory the toolchain itself already made.
-pub fn default_caches(env: &BTreeMap<OsString, OsString>, home: &Path) -> Vec<(PathBuf, bool)> {
+/// set), each with whether wavesh may create it empty as a mount point when missing
+/// (only under a directory the toolchain itself already made), and the variable that
+/// points the toolchain at another cache, where it has one.
+pub fn default_caches(
+    env: &BTreeMap<OsString, OsString>,
+    home: &Path,
+) -> Vec<(PathBuf, bool, Option<&'static str>)> {
     let var = |name: &str| {
         env.get(std::ffi::OsStr::new(name))
             .filter(|v| !v.is_empty())
@@ -154,25 +163,29 @@ pub fn default_caches(env: &BTreeMap<OsString, OsString>, home: &Path) -> Vec<(P
     let xdg_cache = var("XDG_CACHE_HOME").unwrap_or_else(|| home.join(".cache"));
     let gopath = var("GOPATH").unwrap_or_else(|| home.join("go"));
     let mut out = vec![
-        (cargo.join("registry"), true),
-        (cargo.join("git"), true),
-        (home.join(".npm"), false),
-        (xdg_cache.join("pip"), true),
-        (xdg_cache.join("uv"), true),
-        (xdg_cache.join("go-build"), true),
-        (gopath.join("pkg/mod"), false),
-        (xdg_cache.join("yarn"), true),
-        (home.join(".yarn/berry/cache"), false),
-        (xdg_cache.join("pnpm"), true),
-        (home.join(".local/share/pnpm/store"), false),
-        (home.join(".m2/repository"), false),
-        (home.join(".gradle/caches"), false),
-        (home.join(".gradle/wrapper"), false),
-        (home.join(".bun/install/cache"), false),
+        (cargo.join("registry"), true, None),
+        (cargo.join("git"), true, None),
+        (home.join(".npm"), false, Some("npm_config_cache")),
+        (xdg_cache.join("pip"), true, Some("PIP_CACHE_DIR")),
+        (xdg_cache.join("uv"), true, Some("UV_CACHE_DIR")),
+        (xdg_cache.join("go-build"), true, Some("GOCACHE")),
+        (gopath.join("pkg/mod"), false, Some("GOMODCACHE")),
+        (xdg_cache.join("yarn"), true, Some("YARN_CACHE_FOLDER")),
+        (home.join(".yarn/berry/cache"), false, None),
+        (xdg_cache.join("pnpm"), true, None),
+        (home.join(".local/share/pnpm/store"), false, None),
+        (home.join(".m2/repository"), false, None),
+        (home.join(".gradle/caches"), false, None),
+        (home.join(".gradle/wrapper"), false, None),
+        (
+            home.join(".bun/install/cache"),
+            false,
+            Some("BUN_INSTALL_CACHE_DIR"),
+        ),
     ];
     for name in CACHE_VARIABLES {
         if let Some(path) = var(name) {
-            out.push((path, true));
+            out.push((path, true, None));
         }
     }
     out
@@ -256,7 +269,7 @@ impl Plan {
         state: &Path,
     ) {
         let mut seen: Vec<PathBuf> = Vec::new();
-        for (cache, may_create) in default_caches(inputs.env, home) {
+        for (cache, may_create, variable) in default_caches(inputs.env, home) {
             let cache = crate::lexical_join(Path::new("/"), &cache);
             if seen
                 .iter()
@@ -268,6 +281,29 @@ impl Plan {
             let parent_exists = cache.parent().is_some_and(Path::is_dir);
             let may_mount = exists || (may_create && parent_exists);
             if !may_mount {
+                // Nothing to mount over, and making the cache in the home would change
+                // the home: where the toolchain takes its cache from a variable the
+                // user has not set, the command gets a fresh one in the state.
+                if let Some(variable) = variable
+                    && !inputs
+                        .env
+                        .keys()
+                        .any(|k| k.to_str().is_some_and(|k| k.eq_ignore_ascii_case(variable)))
+                    && !views.env.iter().any(|(k, _)| k == variable)
+                {
+                    let fresh = state.join(layer_name(&cache)).join("fresh");
+                    match std::fs::create_dir_all(&fresh) {
+                        Ok(()) => {
+                            self.writable_dirs.push(fresh.clone());
+                            views.env.push((OsString::from(variable), fresh));
+                        }
+                        Err(error) => tracing::warn!(
+                            %error,
+                            cache = %cache.display(),
+                            "no fresh cache for a missing one"
+                        ),
+                    }
+                }
                 continue;
             }
             seen.push(cache.clone());
@@ -626,6 +662,40 @@ mod tests {
         );
     }
 
+    /// SBX-8: a toolchain whose cache is missing and cannot be made as a mount point
+    /// (`~/.npm` in a home where npm never ran, pip's under a missing `~/.cache`) gets
+    /// a fresh writable cache in the workspace's state through its variable; the home is
+    /// not changed; a variable the user set is left alone.
+    #[test]
+    fn sbx_8_a_missing_cache_gets_a_fresh_one_in_the_state() {
+        let base = temp("fresh");
+        let plan = plan_with(&base, &[], true);
+        let home = base.join("home");
+        let by_name: BTreeMap<String, PathBuf> = plan
+            .views
+            .env
+            .iter()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.clone()))
+            .collect();
+        for variable in ["npm_config_cache", "PIP_CACHE_DIR", "GOMODCACHE"] {
+            let dir = by_name
+                .get(variable)
+                .unwrap_or_else(|| panic!("{variable}: {by_name:?}"));
+            assert!(dir.is_dir() && plan.may_write(&dir.join("x")), "{variable}");
+            assert!(!dir.starts_with(&home), "{variable}: {}", dir.display());
+        }
+        assert!(!home.join(".npm").exists() && !home.join(".cache").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+        let base = temp("fresh-set");
+        let plan = plan_with(&base, &[("NPM_CONFIG_CACHE", base.join("mine"))], true);
+        assert!(
+            !plan.views.env.iter().any(|(k, _)| k == "npm_config_cache"),
+            "{:?}",
+            plan.views.env
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[test]
     fn sbx_8_caches_follow_the_variables() {
         let mut env = BTreeMap::new();
@@ -634,7 +704,7 @@ mod tests {
         env.insert(OsString::from("PIP_CACHE_DIR"), OsString::from("relative"));
         let caches: Vec<PathBuf> = default_caches(&env, Path::new("/home/u"))
             .into_iter()
-            .map(|(p, _)| p)
+            .map(|(p, _, _)| p)
             .collect();
         assert!(caches.contains(&PathBuf::from("/opt/cargo/registry")));
         assert!(caches.contains(&PathBuf::from("/opt/cargo/git")));
