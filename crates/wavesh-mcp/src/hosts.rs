@@ -83,14 +83,7 @@ fn elicitation(host: &str, port: u16, settings: &Path) -> Result<ElicitRequestPa
 
 /// The user's answer.
 fn interpret(result: &ElicitResult) -> HostAnswer {
-    let field = |name: &str| {
-        result
-            .content
-            .as_ref()
-            .and_then(|c| c.get(name))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false)
-    };
+    let field = |name: &str| crate::permissions::bool_field(result, name).unwrap_or(false);
     if result.action != ElicitationAction::Accept || !field("allow") {
         return HostAnswer::No;
     }

@@ -89,13 +89,7 @@ pub async fn gate(
 
 /// The user's answer: typed (once, or for the session), or refused with why.
 fn decide(session: &Session, task_id: &str, result: &ElicitResult) -> Result<bool, String> {
-    let field = |name: &str| {
-        result
-            .content
-            .as_ref()
-            .and_then(|c| c.get(name))
-            .and_then(serde_json::Value::as_bool)
-    };
+    let field = |name: &str| crate::permissions::bool_field(result, name);
     match (&result.action, field("allow"), field("session")) {
         (ElicitationAction::Accept, Some(true), session_wide) => {
             if session_wide == Some(true) {

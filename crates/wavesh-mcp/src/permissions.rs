@@ -154,14 +154,17 @@ pub fn elicitation(command: &str, decision: &Decision) -> Result<ElicitRequestPa
     })
 }
 
+/// A boolean field of an elicitation's answer, when the user gave one.
+pub(crate) fn bool_field(result: &ElicitResult, name: &str) -> Option<bool> {
+    result
+        .content
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .and_then(serde_json::Value::as_bool)
+}
+
 fn interpret(result: &ElicitResult, offer_always: bool) -> Answer {
-    let field = |name: &str| {
-        result
-            .content
-            .as_ref()
-            .and_then(|c| c.get(name))
-            .and_then(serde_json::Value::as_bool)
-    };
+    let field = |name: &str| bool_field(result, name);
     match (&result.action, field("allow"), field("always")) {
         (ElicitationAction::Accept, Some(true), Some(true)) if offer_always => Answer::Always,
         (ElicitationAction::Accept, Some(true), _) => Answer::Once,

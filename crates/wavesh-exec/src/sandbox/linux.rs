@@ -1060,25 +1060,8 @@ impl ChildSandbox {
                     OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
                 )?;
-                #[repr(C, packed)]
-                struct PathBeneathAttr {
-                    allowed_access: u64,
-                    parent_fd: i32,
-                }
-                let attr = PathBeneathAttr {
-                    allowed_access: access,
-                    parent_fd: dir.as_raw_fd(),
-                };
-                // SAFETY: landlock_add_rule with a live attribute of the kernel's layout.
-                let rc = unsafe {
-                    libc::syscall(
-                        libc::SYS_landlock_add_rule,
-                        ruleset.as_raw_fd(),
-                        1u32, // LANDLOCK_RULE_PATH_BENEATH
-                        &attr as *const PathBeneathAttr,
-                        0u32,
-                    )
-                };
+                // SAFETY: two descriptors this process owns.
+                let rc = unsafe { add_path_rule(ruleset.as_raw_fd(), dir.as_raw_fd(), access) };
                 if rc != 0 {
                     return Err(fail(what));
                 }
@@ -1425,6 +1408,35 @@ unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// `landlock_add_rule` of a path-beneath rule: `access` below the file or directory
+/// open at `fd`, in `ruleset`. Returns 0, or -1 with errno set. A system call only
+/// (callable between `fork` and `exec`).
+///
+/// # Safety
+/// `ruleset` and `fd` are open descriptors.
+#[allow(unsafe_code)]
+pub(crate) unsafe fn add_path_rule(ruleset: RawFd, fd: RawFd, access: u64) -> libc::c_long {
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    // SAFETY: a live attribute of the kernel's layout; the caller's descriptors.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            1u32, // LANDLOCK_RULE_PATH_BENEATH
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    }
 }
 
 fn errno() -> i32 {

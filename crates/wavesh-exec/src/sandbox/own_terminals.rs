@@ -30,29 +30,9 @@ pub(super) fn allow(ruleset: RawFd, abi: i32) -> io::Result<()> {
             Err(rustix::io::Errno::NOENT) => continue,
             Err(error) => return Err(error.into()),
         };
-        #[repr(C, packed)]
-        struct PathBeneathAttr {
-            allowed_access: u64,
-            parent_fd: i32,
-        }
-        let attr = PathBeneathAttr {
-            allowed_access: access,
-            parent_fd: file.as_raw_fd(),
-        };
-        #[expect(
-            unsafe_code,
-            reason = "landlock_add_rule has no wrapper for a raw ruleset"
-        )]
-        // SAFETY: landlock_add_rule with a live attribute of the kernel's layout.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                ruleset,
-                1u32, // LANDLOCK_RULE_PATH_BENEATH
-                &attr as *const PathBeneathAttr,
-                0u32,
-            )
-        };
+        #[expect(unsafe_code, reason = "landlock_add_rule on a raw ruleset")]
+        // SAFETY: the ruleset and a descriptor opened here.
+        let rc = unsafe { super::imp::add_path_rule(ruleset, file.as_raw_fd(), access) };
         if rc != 0 {
             let error = io::Error::last_os_error();
             return Err(io::Error::new(

@@ -292,11 +292,6 @@ impl ViewMounts {
     /// System calls only, as for [`ViewMounts::apply`].
     #[allow(unsafe_code)]
     pub(crate) unsafe fn allow_writes(&self, ruleset: libc::c_int) -> Result<(), i32> {
-        #[repr(C, packed)]
-        struct PathBeneathAttr {
-            allowed_access: u64,
-            parent_fd: i32,
-        }
         for op in &self.ops {
             let ViewOp::Overlay { target, .. } = op else {
                 continue;
@@ -315,18 +310,8 @@ impl ViewMounts {
                 let mut stat: libc::statfs = std::mem::zeroed();
                 let overlay = libc::fstatfs(fd, &mut stat) == 0
                     && stat.f_type as i64 == OVERLAYFS_SUPER_MAGIC;
-                let attr = PathBeneathAttr {
-                    allowed_access: self.access,
-                    parent_fd: fd,
-                };
                 let rc = if overlay {
-                    libc::syscall(
-                        libc::SYS_landlock_add_rule,
-                        ruleset,
-                        1u32, // LANDLOCK_RULE_PATH_BENEATH
-                        &attr as *const PathBeneathAttr,
-                        0u32,
-                    )
+                    super::imp::add_path_rule(ruleset, fd, self.access)
                 } else {
                     0
                 };
