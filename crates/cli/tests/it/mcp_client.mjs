@@ -138,7 +138,7 @@ async function tasksScenario() {
     check(info.resources?.subscribe === true, `subscribe capability: ${JSON.stringify(info)}`);
     const tools = (await client.listTools()).tools;
     const names = tools.map((tool) => tool.name);
-    check(JSON.stringify(names) === JSON.stringify(["Bash", "TaskOutput", "TaskStop", "TaskList"]), `tools: ${names}`);
+    check(JSON.stringify(names) === JSON.stringify(["Bash", "TaskOutput", "TaskInput", "TaskStop", "TaskList"]), `tools: ${names}`);
     const taskOutput = tools.find((tool) => tool.name === "TaskOutput");
     check(!taskOutput.description.includes("DEPRECATED"), `TaskOutput: ${taskOutput.description}`);
     check(taskOutput.inputSchema.properties.offset && taskOutput.inputSchema.properties.limit, "TaskOutput pages");
