@@ -41,12 +41,16 @@ fn at_level_with(
         },
         ..ToolConfig::default()
     };
-    Session::builder(workspace)
-        .supervisor(binary)
-        .supervisor_options(wavesh_exec::supervisor::Options {
-            off_pid_namespace,
-            ..wavesh_exec::supervisor::Options::default()
-        })
+    let mut builder = Session::builder(workspace);
+    builder.supervisor(binary);
+    #[cfg(target_os = "linux")]
+    builder.supervisor_options(wavesh_exec::supervisor::Options {
+        off_pid_namespace,
+        ..wavesh_exec::supervisor::Options::default()
+    });
+    #[cfg(not(target_os = "linux"))]
+    let _ = off_pid_namespace;
+    builder
         .sandbox_level(config.sandbox.level)
         .no_claude_settings()
         .config(config)

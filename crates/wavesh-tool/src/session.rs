@@ -27,8 +27,8 @@ use crate::task_tools::{
 };
 
 mod builder;
-#[cfg(target_os = "linux")]
 mod facts;
+#[cfg(target_os = "linux")]
 mod network;
 mod results;
 

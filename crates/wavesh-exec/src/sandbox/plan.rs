@@ -463,7 +463,8 @@ pub fn home_is_writable(home: &Path, writable: &[PathBuf]) -> bool {
 /// inside one of `writable` (the writable root itself cannot be renamed by a command: its
 /// parent is not writable), and that exists, shortest first so that a parent is pinned
 /// before its children. Pinning a path's ancestors means no rename moves the path, or
-/// the mount over it, to another name.
+/// the mount over it, to another name. Mounts are Linux's: elsewhere only tests use it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn pinned_ancestors<'a>(
     paths: impl IntoIterator<Item = &'a PathBuf>,
     writable: &[PathBuf],
