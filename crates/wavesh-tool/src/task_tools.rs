@@ -173,7 +173,8 @@ pub struct PageRead {
 }
 
 /// Reads `page` of the file at `path`, at most `max_bytes`, never cutting a UTF-8
-/// character: a start inside one moves past it, an end inside one moves before it.
+/// character: a start inside one moves past it, an end inside one moves before it; a
+/// page that stops before the end of the file stops after its last whole line.
 pub fn read_page(path: &Path, page: OutputPage, max_bytes: u64) -> std::io::Result<PageRead> {
     let mut file = std::fs::File::open(path)?;
     let total = file.metadata()?.len();
@@ -194,6 +195,12 @@ pub fn read_page(path: &Path, page: OutputPage, max_bytes: u64) -> std::io::Resu
     let mut keep = bytes.len();
     if start + (bytes.len() as u64) < total {
         keep -= incomplete_tail(&bytes[skip..]);
+        // OUT: a page that stops before the end stops after its last whole line, so
+        // no line reaches the model in two halves; the next page starts there. A line
+        // longer than the page is cut, at a character.
+        if let Some(newline) = bytes[skip..keep].iter().rposition(|b| *b == b'\n') {
+            keep = skip + newline + 1;
+        }
     }
     let text = String::from_utf8_lossy(&bytes[skip..keep]).into_owned();
     Ok(PageRead {
@@ -438,12 +445,21 @@ pub fn task_output_text(
     page: Option<&PageRead>,
 ) -> String {
     let status = job.status();
-    let mut text = format!(
-        "<retrieval_status>{}</retrieval_status>\n<task_id>{}</task_id>\n<task_type>local_bash</task_type>\n<status>{}</status>\n",
-        retrieval.word(),
+    // OUT: only what tells the model something. The retrieval is said when it is not a
+    // plain success (`not_ready`, `timeout`); every task is a shell's, so no type. The
+    // structured result keeps both fields for hosts.
+    let mut text = String::new();
+    if !matches!(retrieval, Retrieval::Success) {
+        text.push_str(&format!(
+            "<retrieval_status>{}</retrieval_status>\n",
+            retrieval.word()
+        ));
+    }
+    text.push_str(&format!(
+        "<task_id>{}</task_id>\n<status>{}</status>\n",
         job.id(),
         status.word()
-    );
+    ));
     if let TaskStatus::Stopped(_) = status {
         text.push_str(&format!("<stopped>{}</stopped>\n", status_phrase(status)));
     }
@@ -721,6 +737,40 @@ mod tests {
         )
         .unwrap();
         assert!(capped.end <= 8);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// OUT: a page that stops before the end stops after a whole line; pages still put
+    /// together are the file; a line longer than a page is cut at a character.
+    #[test]
+    fn mcp_4_pages_end_at_whole_lines() {
+        let dir = std::env::temp_dir().join(format!("wavesh-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out");
+        let content =
+            "first line\nsecond, a longer line\nthird\n".repeat(20) + &"x".repeat(300) + "\nlast";
+        std::fs::write(&path, &content).unwrap();
+        let (mut offset, mut joined, mut pages) = (0, String::new(), Vec::new());
+        while offset < content.len() as u64 {
+            let page = read_page(&path, OutputPage { offset, limit: 64 }, u64::MAX).unwrap();
+            assert!(page.end > page.start, "progress at {offset}");
+            joined.push_str(&page.text);
+            offset = page.end;
+            pages.push(page);
+        }
+        assert_eq!(joined, content);
+        for page in &pages[..pages.len() - 1] {
+            let cut_long_line = !page.text.contains('\n');
+            assert!(
+                page.text.ends_with('\n') || cut_long_line,
+                "a page ends mid-line: {:?}",
+                page.text
+            );
+        }
+        assert!(
+            pages.iter().any(|p| !p.text.contains('\n')),
+            "the long line was not cut"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
