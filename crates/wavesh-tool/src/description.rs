@@ -178,7 +178,7 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
 pub fn bash_input_schema(config: &ToolConfig) -> Value {
     let mut schema = schema_of::<BashParams>();
     schema["properties"]["timeout"]["description"] = Value::String(format!(
-        "Optional timeout in milliseconds: default {}, maximum {}",
+        "Optional timeout in milliseconds: default {}, maximum {}. 0 does not mean no timeout: it moves the command to the background at once",
         amount(config.default_timeout_ms),
         amount(config.max_timeout_ms)
     ));
