@@ -78,6 +78,8 @@ fn class(p: &[char], c: char) -> Option<(bool, usize)> {
             let rest: String = p[i + 2..].iter().collect();
             if let Some(end) = rest.find(":]") {
                 let name = &rest[..end];
+                let graph = c.is_ascii_graphic()
+                    || (!c.is_ascii() && !c.is_whitespace() && !c.is_control());
                 matched |= match name {
                     "alpha" => c.is_alphabetic(),
                     "digit" => c.is_ascii_digit(),
@@ -85,13 +87,29 @@ fn class(p: &[char], c: char) -> Option<(bool, usize)> {
                     "upper" => c.is_uppercase(),
                     "lower" => c.is_lowercase(),
                     "space" => c.is_whitespace(),
+                    "blank" => c == ' ' || c == '\t',
                     "punct" => c.is_ascii_punctuation(),
                     "xdigit" => c.is_ascii_hexdigit(),
+                    "cntrl" => c.is_control(),
+                    "graph" => graph,
+                    "print" => graph || c == ' ',
                     _ => false,
                 };
                 i += 2 + name.chars().count() + 2;
                 continue;
             }
+        }
+        // An equivalence class `[=e=]` or a collating symbol `[.e.]` of one character:
+        // that character (a UTF-8 or C locale has no wider classes for them).
+        if p[i] == '['
+            && let Some(&kind @ ('=' | '.')) = p.get(i + 1)
+            && let Some(&symbol) = p.get(i + 2)
+            && p.get(i + 3) == Some(&kind)
+            && p.get(i + 4) == Some(&']')
+        {
+            matched |= symbol == c;
+            i += 5;
+            continue;
         }
         if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&high| high != ']') {
             matched |= p[i] <= c && c <= p[i + 2];
@@ -122,6 +140,20 @@ mod tests {
         assert!(fnmatch("a[0-9]", "a5"));
         assert!(fnmatch("[]x]", "]"));
         assert!(fnmatch("[[:digit:]][[:alpha:]]", "1é"));
+        // Every POSIX class, and one-character equivalence classes and collating
+        // symbols: each can spell a secret's name.
+        for pattern in [
+            ".[[:graph:]]nv",
+            ".[[:print:]]nv",
+            ".[[=e=]]nv",
+            ".[[.e.]]nv",
+            ".[[:lower:][:punct:]]nv",
+        ] {
+            assert!(fnmatch(pattern, ".env"), "{pattern}");
+        }
+        assert!(fnmatch("a[[:blank:]]b", "a\tb") && !fnmatch("a[[:graph:]]b", "a b"));
+        assert!(fnmatch("[[:cntrl:]]", "\u{7}") && !fnmatch("[[:print:]]", "\u{7}"));
+        assert!(!fnmatch(".[[=x=]]nv", ".env"));
         assert!(fnmatch("[x", "[x"));
         assert!(fnmatch("a\\*", "a*"));
         assert!(!fnmatch("a\\*", "ab"));
