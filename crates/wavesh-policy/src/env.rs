@@ -37,13 +37,18 @@ pub fn check_assignment(name: &str, value: &Word) -> Result<(), Reason> {
             "the assignment `{name}=` has a dynamic value"
         ));
     }
-    if INERT.contains(&name) || name.starts_with("LC_") {
+    if is_inert_name(name) {
         Ok(())
     } else {
         Err(crate::refuse!(
             "the assignment `{name}=…` may change what the command runs or writes"
         ))
     }
+}
+
+/// Whether a variable of this name cannot make a read-only command write or run anything.
+pub fn is_inert_name(name: &str) -> bool {
+    INERT.contains(&name) || name.starts_with("LC_")
 }
 
 /// Whether an assignment is inert (for rules and prefixes, RULE-2b, PREFIX-1).
