@@ -470,6 +470,25 @@ fn judge(
         };
         check_command_in(&inner, ctx, cwds, None, depth + 1)
             .map_err(|why| format!("`{name}` runs {why}"))?;
+        // `xargs CMD` and `find -exec CMD {} +` give CMD any number of names: with two
+        // more operands than written, CMD must still be read-only (`uniq` writes its
+        // second operand).
+        let appends = judgement.runs_get_input_names
+            || (sub.last().is_some_and(|w| w.value == "{}")
+                && args.get(range.end).is_some_and(|w| w.value == "+"));
+        if appends {
+            let mut more = inner.clone();
+            more.argv.extend(
+                ["./wavesh-name-1", "./wavesh-name-2"]
+                    .map(|n| wavesh_parse::evaluate(n, wavesh_parse::Dialect::Bash)),
+            );
+            check_command_in(&more, ctx, cwds, None, depth + 1).map_err(|why| {
+                crate::refuse!(
+                    "`{name}` gives `{}` any number of names, and with more than one {why}",
+                    inner.argv.first().map_or("", |w| w.raw.as_str())
+                )
+            })?;
+        }
         if judgement.runs_get_input_names {
             input_names_are_safe(name, sub, producer)?;
         }
