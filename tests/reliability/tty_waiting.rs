@@ -199,7 +199,17 @@ async fn table(session: Arc<Session>, level: &str) {
         if !row.prompts && waiting {
             false_waiting.push(row.name);
         }
-        if row.prompts && !waiting {
+        if row.prompts && row.ended && wavesh_testkit::mode().is_degraded() {
+            // `ed` keeps its buffer in a scratch file under /tmp, which the sandbox of a
+            // mode without mount namespaces does not let it write: it ends at once.
+            wavesh_testkit::lacking_in_this_mode(
+                &format!(
+                    "the \"{}\" case (it ended at once: a writable /tmp, which this mode's workspace-write sandbox lacks)",
+                    row.name
+                ),
+                "run as root, or with user namespaces",
+            );
+        } else if row.prompts && !waiting {
             missed.push(row.name);
         }
     }

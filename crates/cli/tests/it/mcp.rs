@@ -147,6 +147,13 @@ fn mcp_5_client_budget_moves_calls_to_the_background() {
 /// declined, once, always (written to the user's settings); registries are not asked.
 #[test]
 fn net_2_mcp_asks_about_new_hosts() {
+    if wavesh_exec::sandbox::probe_namespaces().network_namespace != Some(true) {
+        wavesh_testkit::lacking_in_this_mode(
+            "a network namespace of the session's own (NET-1), where hosts are asked about",
+            "root, or user namespaces for a user other than root",
+        );
+        return;
+    }
     scenario("hosts");
 }
 

@@ -179,8 +179,21 @@ const WRITE_HINTS: &[&str] = &[
 
 /// What the sandbox refused at `path`, if it would have.
 fn judge(path: &Path, plan: &Plan, host_may_write: &dyn Fn(&Path) -> bool) -> Option<String> {
+    // `/proc/self/…` and `/dev/fd/…` name the command's own descriptors, which the host
+    // cannot resolve or look at from here (its own would answer).
+    let the_commands_own = [
+        "/proc",
+        "/dev/fd",
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+    ]
+    .iter()
+    .any(|own| path.starts_with(own));
     // A planted symlink is judged by where it leads.
-    let resolved = std::fs::canonicalize(path).ok();
+    let resolved = (!the_commands_own)
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten();
     let path = resolved.as_deref().unwrap_or(path);
     // Another session's private directory is hidden as a secret is, but it holds no
     // credential: say what it is.
@@ -216,7 +229,7 @@ fn judge(path: &Path, plan: &Plan, host_may_write: &dyn Fn(&Path) -> bool) -> Op
     // (the host runs as the command's user): then the sandbox is not why, and turning it
     // off would not help. Reading a file without read permission, running a script
     // without the execute bit, writing a file of another user all land here.
-    if std::fs::symlink_metadata(path).is_ok() && !host_may_write(path) {
+    if !the_commands_own && std::fs::symlink_metadata(path).is_ok() && !host_may_write(path) {
         return None;
     }
     Some(format!(
@@ -422,6 +435,17 @@ mod tests {
         .unwrap();
         assert!(note.contains("another wavesh session's files"), "{note}");
         assert!(!note.contains("credentials"), "{note}");
+        // The command's own descriptors are not the host's to check.
+        assert!(
+            explain(
+                "bash: line 1: /proc/self/fd/3: Permission denied",
+                &ro,
+                cwd,
+                &|_| false
+            )
+            .unwrap()
+            .contains("writing /proc/self/fd/3")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
