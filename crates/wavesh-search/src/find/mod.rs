@@ -217,7 +217,7 @@ pub(crate) fn find_error(message: &str) {
     eprintln!("find: {message}");
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -594,12 +594,11 @@ fn search_binary_works(binary: &Path) -> Result<(), String> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
     /// A missing or non-searching binary turns shadowing off (SEARCH-7).
-    #[cfg(unix)]
     #[test]
     fn search_7_search_binary_must_answer() {
         assert!(search_binary_works(Path::new("/nonexistent/wavesh")).is_err());
