@@ -403,6 +403,18 @@ pub fn check_gh(args: &[Word]) -> Result<(), Reason> {
         ));
     };
     let rest = &args[words..];
+    // `gh auth status -t` prints the token it found: a secret (RO-9).
+    if two == "auth status"
+        && rest.iter().any(|w| {
+            let v = w.value.as_str();
+            v == "--show-token"
+                || (v.starts_with('-')
+                    && !v.starts_with("--")
+                    && v[1..].chars().take_while(|c| *c != '=').any(|c| c == 't'))
+        })
+    {
+        return Err("`gh auth status --show-token` prints the user's token".into());
+    }
     for word in rest {
         let value = word.value.as_str();
         if value.contains("://")
