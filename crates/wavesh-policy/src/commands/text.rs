@@ -276,32 +276,26 @@ const JQ_FLAGS: &[&str] = &[
     "--version",
 ];
 
-/// `jq`: options with their arity (`--arg NAME VALUE`), the filter wherever it is
-/// (`--args` and `--jsonargs` end the files, not the filter), and the filter's
-/// identifiers with whitespace and comments after `$` removed (RO-4).
 /// bash's `printf -v NAME` (or `-vNAME`) assigns NAME instead of printing (RO-15): a
 /// later `cd`, `~` or command lookup in the same command line reads it, so it is judged
 /// as the assignment `NAME=…` is, by name. Options end at `--` or the first other word.
 fn printf(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     let mut i = 0;
     while let Some(word) = args.get(i) {
-        let value = word.value.as_str();
-        let name = match value {
-            "-v" => {
-                i += 1;
-                args.get(i)
-            }
-            _ if value.starts_with("-v") => Some(word),
-            _ => break,
-        };
-        let Some(name) = name else {
+        let (name, word) = if word.value == "-v" {
+            i += 1;
+            let Some(next) = args.get(i) else {
+                break;
+            };
+            (next.value.as_str(), next)
+        } else if let Some(attached) = word.value.strip_prefix("-v") {
+            (attached, word)
+        } else {
             break;
         };
-        let text = name.value.strip_prefix("-v").filter(|_| name == word);
-        let text = text.unwrap_or(name.value.as_str());
-        if !name.is_static() || !crate::env::is_inert_name(text) {
+        if !word.is_static() || !crate::env::is_inert_name(name) {
             return Err(crate::refuse!(
-                "`printf -v {text}` assigns `{text}`, which may change what the commands after it run or read"
+                "`printf -v {name}` assigns `{name}`, which may change what the commands after it run or read"
             ));
         }
         i += 1;
@@ -309,6 +303,9 @@ fn printf(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     Ok(Judgement::default())
 }
 
+/// `jq`: options with their arity (`--arg NAME VALUE`), the filter wherever it is
+/// (`--args` and `--jsonargs` end the files, not the filter), and the filter's
+/// identifiers with whitespace and comments after `$` removed (RO-4).
 fn jq(args: &[Word], _: &Parsed) -> Result<Judgement, Reason> {
     let mut judgement = Judgement {
         only_listed_paths: true,
