@@ -178,7 +178,7 @@ const WRITE_HINTS: &[&str] = &[
 ];
 
 /// What the sandbox refused at `path`, if it would have.
-fn judge(path: &Path, plan: &Plan, host_may_write: &dyn Fn(&Path) -> bool) -> Option<String> {
+fn judge(path: &Path, plan: &Plan, may_write: &dyn Fn(&Path) -> bool) -> Option<String> {
     // `/proc/self/…` and `/dev/fd/…` name the command's own descriptors, which the host
     // cannot resolve or look at from here (its own would answer).
     let the_commands_own = [
@@ -229,7 +229,7 @@ fn judge(path: &Path, plan: &Plan, host_may_write: &dyn Fn(&Path) -> bool) -> Op
     // (the host runs as the command's user): then the sandbox is not why, and turning it
     // off would not help. Reading a file without read permission, running a script
     // without the execute bit, writing a file of another user all land here.
-    if !the_commands_own && std::fs::symlink_metadata(path).is_ok() && !host_may_write(path) {
+    if !the_commands_own && std::fs::symlink_metadata(path).is_ok() && !may_write(path) {
         return None;
     }
     Some(format!(
