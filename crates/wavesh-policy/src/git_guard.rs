@@ -553,19 +553,60 @@ pub fn git_config_runs() -> u64 {
 static GIT_CONFIG_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// What an answer took from a path: whether and what it is (a directory's entries may
-/// change without changing that: `git status` writes `.git/index`), or its content.
+/// change without changing that: `git status` writes `.git/index`), whether it is a
+/// symlink and to where (the directories on the way to a path made canonical: their
+/// entries do not matter, and `/tmp`'s change all the time), or its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Probe {
     Kind,
+    Link,
     Content,
 }
 
-/// A path's stamp for a probe: for [`Probe::Kind`] its type and, for a file, its size
-/// (a `.git` file is read whole); for [`Probe::Content`] also its device, inode and
-/// modification time in ns.
-type Stamp = Option<(u8, u64, u64, u64, i128)>;
+/// At most this much of a file, or this many names of a directory, is fingerprinted.
+const FINGERPRINT_BYTES: u64 = 1 << 20;
+const FINGERPRINT_NAMES: usize = 10_000;
 
-fn stamp(path: &Path, probe: Probe) -> Stamp {
+/// A path's stamp for a probe: for [`Probe::Kind`] its type and, for a file, its size
+/// (a `.git` file is read whole); for [`Probe::Link`] its type and a symlink's target;
+/// for [`Probe::Content`] also its device, inode, modification time in ns, and a
+/// fingerprint of what is there (a file's bytes, a directory's names, a symlink's
+/// target), so that a change within the file system's timestamp granularity is seen as
+/// well. `None` as the fingerprint: too big to fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    kind: u8,
+    size: u64,
+    dev: u64,
+    ino: u64,
+    mtime: i128,
+    fingerprint: Option<u64>,
+}
+
+fn fingerprint(path: &Path, kind: u8, size: u64) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    match kind {
+        2 => std::fs::read_link(path).ok()?.hash(&mut hasher),
+        1 => {
+            let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(path)
+                .ok()?
+                .take(FINGERPRINT_NAMES + 1)
+                .filter_map(|entry| entry.ok().map(|entry| entry.file_name()))
+                .collect();
+            if names.len() > FINGERPRINT_NAMES {
+                return None;
+            }
+            names.sort();
+            names.hash(&mut hasher);
+        }
+        _ if size > FINGERPRINT_BYTES => return None,
+        _ => std::fs::read(path).ok()?.hash(&mut hasher),
+    }
+    Some(hasher.finish())
+}
+
+fn stamp(path: &Path, probe: Probe) -> Option<Stamp> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     let kind = if meta.file_type().is_symlink() {
         2
@@ -575,8 +616,24 @@ fn stamp(path: &Path, probe: Probe) -> Stamp {
         0
     };
     let size = if kind == 0 { meta.len() } else { 0 };
-    if probe == Probe::Kind {
-        return Some((kind, size, 0, 0, 0));
+    let plain = Stamp {
+        kind,
+        size,
+        dev: 0,
+        ino: 0,
+        mtime: 0,
+        fingerprint: Some(0),
+    };
+    match probe {
+        Probe::Kind => return Some(plain),
+        Probe::Link if kind != 2 => return Some(plain),
+        Probe::Link => {
+            return Some(Stamp {
+                fingerprint: fingerprint(path, kind, size),
+                ..plain
+            });
+        }
+        Probe::Content => {}
     }
     let mtime = meta
         .modified()
@@ -590,7 +647,14 @@ fn stamp(path: &Path, probe: Probe) -> Stamp {
     };
     #[cfg(not(unix))]
     let (dev, ino) = (0, 0);
-    Some((kind, meta.len(), dev, ino, mtime))
+    Some(Stamp {
+        kind,
+        size: meta.len(),
+        dev,
+        ino,
+        mtime,
+        fingerprint: fingerprint(path, kind, size),
+    })
 }
 
 /// A file system view that remembers every path it was asked about, and every file git
@@ -629,7 +693,7 @@ impl Fs for Recording<'_> {
     }
     fn canonical(&self, path: &Path) -> Option<PathBuf> {
         for ancestor in path.ancestors() {
-            self.record(ancestor, Probe::Content);
+            self.record(ancestor, Probe::Link);
         }
         self.inner.canonical(path)
     }
@@ -669,7 +733,7 @@ impl Fs for Recording<'_> {
 struct CachedContext {
     cwd: PathBuf,
     env: Vec<(String, String)>,
-    stamps: Vec<(PathBuf, Probe, Stamp)>,
+    stamps: Vec<(PathBuf, Probe, Option<Stamp>)>,
     context: GitContext,
 }
 
@@ -680,8 +744,10 @@ struct CachedContext {
 /// branch from even when they do not exist yet (`config`, `config.worktree`, `HEAD`,
 /// `commondir` of the git directory and of its common directory). An unchanged
 /// repository costs a few stats instead of a `git config` process per call; `git status`
-/// or a commit change none of these. An answer built from a file changed in the last two
-/// seconds is not kept (its change may not show in its stamp).
+/// or a commit change none of these. Each file's and directory's content is fingerprinted
+/// as well, so a change within a timestamp's granularity is seen and a repository made a
+/// moment ago is cached at once; only an answer built from something too big to
+/// fingerprint waits until that is two seconds old.
 pub fn cached_git_context(cwd: &Path, env: &[(String, String)]) -> GitContext {
     const ENTRIES: usize = 8;
     static CACHE: std::sync::Mutex<Vec<CachedContext>> = std::sync::Mutex::new(Vec::new());
@@ -724,18 +790,21 @@ pub fn cached_git_context(cwd: &Path, env: &[(String, String)]) -> GitContext {
     }
     paths.sort();
     paths.dedup();
-    let stamps: Vec<(PathBuf, Probe, Stamp)> = paths
+    let stamps: Vec<(PathBuf, Probe, Option<Stamp>)> = paths
         .into_iter()
         .map(|(path, probe)| {
             let now = stamp(&path, probe);
             (path, probe, now)
         })
         .collect();
+    // What could not be fingerprinted is known by its stamp alone, which may not show a
+    // change made in the same tick as the one before: such an answer is kept only once
+    // that is two seconds old.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(i128::MAX, |d| d.as_nanos() as i128);
-    let settled = stamps.iter().all(|(_, probe, s)| {
-        *probe == Probe::Kind || s.is_none_or(|(_, _, _, _, mtime)| now - mtime > 2_000_000_000)
+    let settled = stamps.iter().all(|(_, _, s)| {
+        s.is_none_or(|s| s.fingerprint.is_some() || now - s.mtime > 2_000_000_000)
     });
     if settled {
         let mut cache = CACHE

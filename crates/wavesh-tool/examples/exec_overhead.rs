@@ -138,6 +138,15 @@ async fn main() {
                 ),
             ]
         })
+        // EXEC_OVERHEAD_LEVELS=read-only (a comma-separated list): only those columns, to
+        // profile one level under strace or perf.
+        .map(|levels| match std::env::var("EXEC_OVERHEAD_LEVELS") {
+            Ok(only) => levels
+                .into_iter()
+                .filter(|(name, _)| only.split(',').any(|o| o == *name))
+                .collect(),
+            Err(_) => levels,
+        })
         .unwrap_or_default();
     let bash = session.shell().path().to_path_buf();
     let ctx = CallContext::default();

@@ -4,7 +4,6 @@
 //! one test: a test binary of its own runs alone under any runner.
 
 use std::path::Path;
-use std::time::Duration;
 
 use wavesh_exec::sandbox::Level;
 use wavesh_policy::GitContext;
@@ -43,8 +42,7 @@ async fn parse_one_analysis_per_call_and_no_git_process_for_an_unchanged_reposit
     let ws = std::fs::canonicalize(&ws).unwrap();
     git(&ws, &["init", "-q"]);
     std::fs::write(ws.join("a.txt"), "x\n").unwrap();
-    // The guard keeps no answer built from a file changed in the last two seconds.
-    std::thread::sleep(Duration::from_millis(2100));
+    // A repository made a moment ago is cached at once: its files are fingerprinted.
     let session = Session::builder(&ws)
         .no_login_env()
         .no_claude_settings()
@@ -97,16 +95,37 @@ async fn parse_one_analysis_per_call_and_no_git_process_for_an_unchanged_reposit
     // What makes git unsafe is never hidden by the cache: a program in the config, or
     // one in an include file that did not exist when the answer was kept.
     let env: Vec<(String, String)> = Vec::new();
-    std::thread::sleep(Duration::from_millis(2100));
     assert_eq!(cached_git_context(&ws, &env), GitContext::Safe);
     git(&ws, &["config", "include.path", "../extra.cfg"]);
-    std::thread::sleep(Duration::from_millis(2100));
     assert_eq!(cached_git_context(&ws, &env), GitContext::Safe);
     assert_eq!(cached_git_context(&ws, &env), GitContext::Safe);
     std::fs::write(ws.join("extra.cfg"), "[core]\n\tfsmonitor = ./evil\n").unwrap();
     assert!(
         matches!(cached_git_context(&ws, &env), GitContext::Unsafe(_)),
         "an include made after the answer was kept"
+    );
+
+    // A change the stamp cannot show (same size, same modification time, as two writes
+    // within one tick of a coarse clock) is seen by the fingerprint.
+    std::fs::remove_file(ws.join("extra.cfg")).unwrap();
+    git(&ws, &["config", "--unset", "include.path"]);
+    git(&ws, &["config", "core.quotepath", "false"]);
+    assert_eq!(cached_git_context(&ws, &env), GitContext::Safe);
+    let config = ws.join(".git/config");
+    let mtime = std::fs::metadata(&config).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    let planted = text.replace("\tquotepath = false\n", "\tpager = !xxxxxxxx\n");
+    assert_eq!(planted.len(), text.len(), "{planted}");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&config)
+        .unwrap();
+    std::io::Write::write_all(&mut &file, planted.as_bytes()).unwrap();
+    file.set_modified(mtime).unwrap();
+    drop(file);
+    assert!(
+        matches!(cached_git_context(&ws, &env), GitContext::Unsafe(_)),
+        "a same-size change within one tick"
     );
     std::fs::remove_dir_all(&base).unwrap();
 }
