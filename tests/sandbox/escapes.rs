@@ -727,6 +727,30 @@ async fn sbx_2_a_secret_planted_between_commands_is_hidden() {
         .await;
     assert!(!second.text.contains(&f.marker), "{}", second.text);
     assert!(second.text.contains("hello"), "{}", second.text);
+    // The same outside the workspace, in the directories on the way to the secret paths
+    // (the home): a hardlink there, a secret-named file, a secret path that did not exist
+    // (its file, and a whole directory on its way), each made between two commands.
+    std::fs::hard_link(f.home.join(".ssh/id_rsa"), f.home.join("key-copy")).unwrap();
+    crate::write(&f.home.join(".env"), &format!("{}-home-env\n", f.marker));
+    crate::write(
+        &f.home.join(".databrickscfg"),
+        &format!("{}-databricks\n", f.marker),
+    );
+    crate::write(
+        &f.home.join(".pulumi/credentials.json"),
+        &format!("{}-pulumi\n", f.marker),
+    );
+    let third = f
+        .run(
+            &session,
+            &format!(
+                "cd '{}' && cat key-copy .env .databrickscfg .pulumi/credentials.json; echo done",
+                f.home.display()
+            ),
+        )
+        .await;
+    assert!(!third.text.contains(&f.marker), "{}", third.text);
+    assert!(third.text.contains("done"), "{}", third.text);
     session.shutdown().await;
 }
 

@@ -242,7 +242,9 @@ struct Found {
 /// a mount can hide it instead), and the existing ones to hide with mounts (with
 /// whether each is a directory): the secret paths, and what [`super::scan::find`] finds
 /// by name and by inode beside them.
-fn split_secrets(plan: &Plan, mounts: bool) -> Found {
+/// `watched`: directories whose changes must invalidate the result, watched by the
+/// search (or stamped where they cannot be watched).
+fn split_secrets(plan: &Plan, mounts: bool, watched: &[PathBuf]) -> Found {
     let mut all: Vec<PathBuf> = Vec::new();
     for path in &plan.secret_paths {
         all.push(path.clone());
@@ -265,6 +267,7 @@ fn split_secrets(plan: &Plan, mounts: bool) -> Found {
         &plan.secret_names,
         &plan.scan_dirs,
         &plan.scan_trees,
+        watched,
     );
     all.extend(scanned.secrets);
     // What the search did not reach is hidden as a secret is: it fails closed.
@@ -394,8 +397,8 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         cache.remove(at);
     }
     // Every directory listed below, and every one on the way to them (a secret that is
-    // a symlink may be pointed elsewhere), stamped before listing: a change during the
-    // listing is seen next time.
+    // a symlink may be pointed elsewhere), watched (or, where it cannot be, stamped)
+    // before listing: a change during the listing is seen next time.
     let mut dirs: Vec<PathBuf> = plan
         .secret_paths
         .iter()
@@ -410,14 +413,12 @@ fn cached_reads(plan: &Plan, mounts: bool) -> std::sync::Arc<Reads> {
         .collect();
     dirs.sort();
     dirs.dedup();
-    let mut stamps: Vec<(PathBuf, Stamp)> = dirs.iter().map(|d| (d.clone(), stamp(d))).collect();
     let Found {
         landlock,
         hidden,
-        stamps: scanned,
+        stamps,
         generation,
-    } = split_secrets(plan, mounts);
-    stamps.extend(scanned);
+    } = split_secrets(plan, mounts, &dirs);
     let allowed: Vec<(OwnedFd, bool)> = read_allowed(&landlock)
         .iter()
         .filter_map(|path| open_path(path))
@@ -444,6 +445,7 @@ fn landlock_error(what: &str) -> impl FnOnce(landlock::RulesetError) -> (String,
 /// around the secrets.
 /// `slot`: 0 no TCP at all, 1 connect only (the host's network, for reads), 2 bind and
 /// connect (the session's own network namespace, where only loopback exists: NET-1).
+#[expect(unsafe_code, reason = "landlock_add_rule(2) on descriptors owned here")]
 fn base_ruleset(
     allowed: &[(OwnedFd, bool)],
     slot: usize,
@@ -463,15 +465,33 @@ fn base_ruleset(
             .handle_access(net)
             .map_err(landlock_error("network rights"))?;
     }
-    let mut ruleset = ruleset
+    let ruleset = ruleset
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(landlock_error("scopes"))?
         .create()
         .map_err(landlock_error("create"))?;
-    for (fd, _) in allowed {
-        (&mut ruleset)
-            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
-            .map_err(landlock_error("a read rule"))?;
+    // The read rules by system call: the crate checks each descriptor's type with an
+    // fstat first, which doubles the system calls of a few hundred rules, and reading
+    // is a right of files and directories alike. Through a duplicate of the ruleset's
+    // descriptor (the same ruleset); without one Landlock is not there to take them.
+    let raw: Option<OwnedFd> = ruleset
+        .try_clone()
+        .map_err(|error| ("a read rule".to_owned(), error))?
+        .into();
+    if let Some(raw) = raw {
+        for (fd, _) in allowed {
+            // SAFETY: two open descriptors owned here.
+            if unsafe {
+                add_path_rule(
+                    raw.as_raw_fd(),
+                    fd.as_raw_fd(),
+                    LANDLOCK_ACCESS_FS_READ_FILE,
+                )
+            } != 0
+            {
+                return Err(("a read rule".to_owned(), io::Error::last_os_error()));
+            }
+        }
     }
     Ok(ruleset)
 }

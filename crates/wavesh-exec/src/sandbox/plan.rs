@@ -610,8 +610,13 @@ fn expand_glob(path: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// `path` made absolute against the current directory, with `.` and `..` removed.
+/// `path` made absolute against the current directory, with `.` and `..` removed. The
+/// current directory is asked for only when `path` is relative (a plan has a few hundred
+/// absolute paths).
 fn lexical(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return crate::lexical_join(Path::new("/"), path);
+    }
     crate::lexical_join(&std::env::current_dir().unwrap_or_default(), path)
 }
 

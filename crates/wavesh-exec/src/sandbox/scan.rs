@@ -472,6 +472,7 @@ pub(super) fn find(
     names: &[String],
     dirs: &[PathBuf],
     trees: &[PathBuf],
+    watched: &[PathBuf],
 ) -> Found {
     let mut guard = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     let cache = guard.get_or_insert_with(Cache::default);
@@ -489,6 +490,30 @@ pub(super) fn find(
         read: HashSet::new(),
         stamps: Vec::new(),
     };
+    // The caller's paths: a directory's watch reports what its stamp would show (an
+    // entry added, removed or renamed; itself removed or renamed), so a watched one
+    // costs no check before each command. A file or a missing path whose parent is
+    // watched is covered by that watch (it can only be replaced, made or removed, which
+    // are its parent's events; its content does not matter here). A symlink (its stamp
+    // follows it), anything else, or a directory past the watch limit is stamped.
+    let mut covered: HashSet<&Path> = HashSet::new();
+    let mut sorted: Vec<&PathBuf> = watched.iter().collect();
+    // Parents before their children.
+    sorted.sort_by_key(|path| path.components().count());
+    for path in sorted {
+        let kind = std::fs::symlink_metadata(path).ok().map(|m| m.file_type());
+        let is_dir = kind.is_some_and(|k| k.is_dir());
+        if is_dir && search.cache.watch(path).is_some() {
+            search.read.insert(path.clone());
+            covered.insert(path);
+            continue;
+        }
+        let parent_watched = path.parent().is_some_and(|p| covered.contains(p));
+        if !is_dir && kind.is_none_or(|k| k.is_file()) && parent_watched {
+            continue;
+        }
+        search.stamps.push((path.clone(), stamp(path)));
+    }
     let linked: Vec<PathBuf> = secrets
         .iter()
         .filter(|p| !no_links.contains(p))
@@ -737,7 +762,7 @@ mod tests {
         // The temporary directory is on the way to the secret too: only what is found
         // in this test's own directory is looked at.
         let find = |secrets: &[PathBuf]| {
-            let mut found = find(secrets, &[], &names, &[], std::slice::from_ref(&ws));
+            let mut found = find(secrets, &[], &names, &[], std::slice::from_ref(&ws), &[]);
             found.secrets.retain(|p| p.starts_with(&base));
             found
         };

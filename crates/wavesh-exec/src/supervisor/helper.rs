@@ -304,12 +304,22 @@ fn remove_empty_cgroups(dir: &std::path::Path) {
 #[allow(unsafe_code)]
 fn end_adopted(keep: &[libc::pid_t], detached: &mut Vec<libc::pid_t>) -> usize {
     let me = std::process::id() as libc::pid_t;
-    let children: Vec<(libc::pid_t, bool)> = crate::proc_stat::all()
-        .map(|processes| {
-            processes
-                .filter(|(_, stat)| stat.ppid == me)
+    // Its own children, listed by the kernel; where it cannot list them, every process's
+    // parent is read (a few hundred reads on a busy machine, after every command).
+    let children: Vec<(libc::pid_t, bool)> = crate::proc_stat::own_children()
+        .map(|children| {
+            children
+                .into_iter()
                 .map(|(pid, stat)| (pid, stat.is_zombie()))
                 .collect()
+        })
+        .or_else(|| {
+            crate::proc_stat::all().map(|processes| {
+                processes
+                    .filter(|(_, stat)| stat.ppid == me)
+                    .map(|(pid, stat)| (pid, stat.is_zombie()))
+                    .collect()
+            })
         })
         .unwrap_or_default();
     let mut left = 0;
