@@ -57,6 +57,15 @@ async fn sbx_4_a_hidden_secret_never_reads_as_an_empty_file() {
                 assert!(!result.success, "{what}: succeeded: {}", result.text);
             }
         }
+        // After a `cd`, the note names the secret as the path led to it from there.
+        write(&f.ws.join("src/lib.txt"), "x\n");
+        let result = f.run(&session, "cd src && cat ../.env").await;
+        let named = format!("reading {}", f.ws.join(".env").display());
+        assert!(
+            result.text.contains(&named) && !result.text.contains(&f.marker),
+            "{level:?} (supervised: {supervised}): cd src && cat ../.env: {}",
+            result.text
+        );
         session.shutdown().await;
     }
     // The real files are untouched.

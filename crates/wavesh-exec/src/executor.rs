@@ -155,6 +155,9 @@ pub struct SandboxOutcome {
     pub network: Option<crate::net::NetworkUse>,
     /// Notes from when it ended: its git config changes applied or refused (SBX-9).
     pub after_exit: std::sync::Mutex<Vec<String>>,
+    /// The directory its shell ended in, whatever its status, when it could be read:
+    /// relative paths of error lines printed after a `cd` are judged from it too.
+    pub final_cwd: std::sync::Mutex<Option<PathBuf>>,
 }
 
 /// A command now running as a background task.
@@ -656,6 +659,7 @@ impl Executor {
             prepared.child,
             Arc::new(SandboxOutcome {
                 after_exit: std::sync::Mutex::default(),
+                final_cwd: std::sync::Mutex::default(),
                 plan: prepared.plan,
                 missing: prepared.missing,
                 scrubbed,

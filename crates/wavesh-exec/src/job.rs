@@ -217,11 +217,15 @@ impl Job {
     }
 
     fn record_exit(&self, status: ExitStatus) {
-        let cwd_after = self.take_cwd(status);
+        let (cwd_after, final_cwd) = self.take_cwd(status);
         if let Some(dir) = &self.tmp_dir {
             remove_dir_quietly(dir);
         }
         if let Some(sandbox) = &self.sandbox {
+            *sandbox
+                .final_cwd
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = final_cwd;
             // SBX-9: its git layer comes back before anyone sees the end.
             let notes = crate::sandbox::git_after_exit(&sandbox.plan.views);
             sandbox
@@ -254,15 +258,19 @@ impl Job {
         }
     }
 
-    /// Reads back the final directory (only after success, only in the foreground) and
-    /// removes the cwd file whatever happened (CWD-1). A failure to read is logged at
-    /// debug level and changes nothing else (CWD-6).
-    fn take_cwd(&self, status: ExitStatus) -> Option<PathBuf> {
-        let path = self.cwd_file.as_deref()?;
+    /// Reads back the final directory and removes the cwd file whatever happened
+    /// (CWD-1). Returns it as the session's next directory (only after success, only in
+    /// the foreground), and as the directory the shell ended in (whatever the status:
+    /// for judging the paths of its error lines). A failure to read is logged at debug
+    /// level and changes nothing else (CWD-6).
+    fn take_cwd(&self, status: ExitStatus) -> (Option<PathBuf>, Option<PathBuf>) {
+        let Some(path) = self.cwd_file.as_deref() else {
+            return (None, None);
+        };
         let wanted = status.success() && self.lock().phase == Phase::Foreground;
-        let read = if wanted { read_cwd_file(path) } else { None };
+        let read = read_cwd_file(path);
         remove_quietly(path);
-        read
+        (read.clone().filter(|_| wanted), read)
     }
 
     /// The terminal of a tty task (PTY-1), `None` for any other command.

@@ -266,8 +266,9 @@ pub fn shell_args(kind: ShellKind) -> &'static [&'static str] {
 }
 
 /// The fixed `-c` script: read the command from stdin, point stdin at /dev/null, run it,
-/// and, when `cwd_file` is given and the command succeeded, write the final directory
-/// there (CWD-1).
+/// and, when `cwd_file` is given, write the final directory there, whatever the status:
+/// the host takes it as the next directory only after success (CWD-1), and judges the
+/// paths of error lines from it either way.
 ///
 /// The cwd file is written only if it still exists: when a command moves to the
 /// background its cwd file is removed, and the shell must not create it again later.
@@ -300,7 +301,7 @@ pub fn prelude(kind: ShellKind, cwd_file: Option<&Path>, search: Option<&Path>) 
         let quoted = single_quote(&path);
         script.push_str(&format!(
             "__wavesh_status=$?\n\
-             if builtin test \"$__wavesh_status\" -eq 0 && builtin test -f {quoted}; then builtin pwd {pwd} >| {quoted} 2>/dev/null; fi\n\
+             if builtin test -f {quoted}; then builtin pwd {pwd} >| {quoted} 2>/dev/null; fi\n\
              exit \"$__wavesh_status\"\n"
         ));
     }

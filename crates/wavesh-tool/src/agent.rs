@@ -76,7 +76,17 @@ impl<'a> ModelView<'a> {
     /// What the sandbox refused in `output`, if anything.
     fn denial_note(self, output: &str) -> Option<String> {
         let sandbox = self.0?;
-        wavesh_exec::sandbox::explain_denials(output, &sandbox.plan, &sandbox.cwd)
+        let final_cwd = sandbox
+            .final_cwd
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        wavesh_exec::sandbox::explain_denials(
+            output,
+            &sandbox.plan,
+            &sandbox.cwd,
+            final_cwd.as_deref(),
+        )
     }
 
     /// The hosts the session's proxy refused while the command ran (SBX-4, NET-2).
@@ -869,6 +879,7 @@ mod tests {
                 views: Default::default(),
             },
             after_exit: Default::default(),
+            final_cwd: Default::default(),
             missing: Vec::new(),
             scrubbed: Scrubbed {
                 names: Vec::new(),

@@ -15,17 +15,28 @@ use super::{Level, Plan};
 const MAX_NAMED: usize = 4;
 
 /// The note for the model, or `None` when nothing in `output` looks refused by the
-/// sandbox. `cwd` resolves relative paths.
-pub fn explain_denials(output: &str, plan: &Plan, cwd: &Path) -> Option<String> {
-    explain(output, plan, cwd, &host_may_write)
-}
-
-/// [`explain_denials`], with whether the command's user may write a path outside the
-/// sandbox as `may_write`.
-fn explain(
+/// sandbox. `cwd` (where the command started) and `final_cwd` (where its shell ended,
+/// when known) resolve relative paths: a command that changed directory names its paths
+/// from either.
+pub fn explain_denials(
     output: &str,
     plan: &Plan,
     cwd: &Path,
+    final_cwd: Option<&Path>,
+) -> Option<String> {
+    let mut cwds = vec![cwd];
+    if let Some(end) = final_cwd.filter(|end| *end != cwd) {
+        cwds.push(end);
+    }
+    explain(output, plan, &cwds, &host_may_write)
+}
+
+/// [`explain_denials`], with whether the command's user may write a path outside the
+/// sandbox as `may_write`, and the directories relative paths may be relative to.
+fn explain(
+    output: &str,
+    plan: &Plan,
+    cwds: &[&Path],
     may_write: &dyn Fn(&Path) -> bool,
 ) -> Option<String> {
     if plan.level == Level::Off {
@@ -60,27 +71,10 @@ fn explain(
         }
         // Of the paths a line names, a secret's is the one to tell: `ln SECRET name`
         // names both, and the secret is what was refused.
+        let write = WRITE_HINTS.iter().any(|w| whole.contains(w));
         let judged: Vec<String> = candidate_paths(line)
             .into_iter()
-            .filter_map(|path| {
-                let resolved = absolute(&path, cwd);
-                // A relative path that is not there may be relative to a directory the
-                // command changed to: only its name can still be judged, unless the
-                // line says it was being made (the shell's redirection, `cannot
-                // create`) in a directory that is there.
-                let made_here = WRITE_HINTS.iter().any(|w| whole.contains(w))
-                    && resolved
-                        .parent()
-                        .is_some_and(|dir| std::fs::metadata(dir).is_ok_and(|m| m.is_dir()));
-                if Path::new(&path).is_relative()
-                    && std::fs::symlink_metadata(&resolved).is_err()
-                    && !made_here
-                    && !plan.is_secret(&resolved)
-                {
-                    return None;
-                }
-                judge(&resolved, plan, may_write)
-            })
+            .filter_map(|path| judge_named(&path, write, cwds, plan, may_write))
             .collect();
         let what = judged
             .iter()
@@ -176,6 +170,58 @@ const WRITE_HINTS: &[&str] = &[
     "failed to",
     "could not",
 ];
+
+/// What the sandbox refused at `path` as an error line names it: an absolute path as
+/// it is; a relative one from each directory the command was in (`cwds`: where it
+/// started, where it ended). Of those, a path that is there (or, for a write, whose
+/// directory is there, or a secret) is plausible; when the plausible ones disagree on
+/// what was refused, the ones that exist win, and a tie names every reading rather than
+/// guess one. Nothing plausible: only a directory the command passed through in between
+/// could tell, and the path is left unnamed rather than misnamed.
+fn judge_named(
+    path: &str,
+    write: bool,
+    cwds: &[&Path],
+    plan: &Plan,
+    may_write: &dyn Fn(&Path) -> bool,
+) -> Option<String> {
+    if Path::new(path).is_absolute() {
+        return judge(Path::new(path), plan, may_write);
+    }
+    // (judgement, whether the path exists)
+    let mut readings: Vec<(String, bool)> = Vec::new();
+    for cwd in cwds {
+        let resolved = absolute(path, cwd);
+        let exists = std::fs::symlink_metadata(&resolved).is_ok();
+        let made_here = write
+            && resolved
+                .parent()
+                .is_some_and(|dir| std::fs::metadata(dir).is_ok_and(|m| m.is_dir()));
+        if !exists && !made_here && !plan.is_secret(&resolved) {
+            continue;
+        }
+        if let Some(text) = judge(&resolved, plan, may_write)
+            && !readings.iter().any(|(t, _)| *t == text)
+        {
+            readings.push((text, exists));
+        }
+    }
+    if readings.iter().any(|(_, exists)| *exists) {
+        readings.retain(|(_, exists)| *exists);
+    }
+    match readings.len() {
+        0 => None,
+        1 => readings.pop().map(|(text, _)| text),
+        _ => Some(format!(
+            "either {} (`{path}` is relative to the directory the command was in then)",
+            readings
+                .into_iter()
+                .map(|(text, _)| text)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )),
+    }
+}
 
 /// What the sandbox refused at `path`, if it would have.
 fn judge(path: &Path, plan: &Plan, may_write: &dyn Fn(&Path) -> bool) -> Option<String> {
@@ -332,11 +378,17 @@ mod tests {
         let ws = plan(Level::WorkspaceWrite);
         let cwd = Path::new("/ws/sub");
         assert_eq!(
-            explain_denials("touch: cannot touch '/etc/x': Permission denied", &ws, cwd).unwrap(),
+            explain_denials(
+                "touch: cannot touch '/etc/x': Permission denied",
+                &ws,
+                cwd,
+                None
+            )
+            .unwrap(),
             "The workspace-write sandbox refused: writing /etc/x (outside what the workspace-write sandbox may write). If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
         );
         assert!(
-            explain_denials("cat: ../.env: Permission denied", &ws, cwd)
+            explain_denials("cat: ../.env: Permission denied", &ws, cwd, None)
                 .unwrap()
                 .contains("reading /ws/.env (a secret")
         );
@@ -344,20 +396,26 @@ mod tests {
             explain_denials(
                 "bash: line 1: /ws/.git/hooks/pre-commit: Read-only file system",
                 &ws,
-                Path::new("/ws")
+                Path::new("/ws"),
+                None
             )
             .unwrap()
             .contains("writing /ws/.git/hooks/pre-commit (kept read-only")
         );
         let traceback = "  File \"/usr/lib/python3/socket.py\", line 232, in __init__\n    _socket.socket.__init__(self, family, type, proto, fileno)\nPermissionError: [Errno 1] Operation not permitted";
         assert_eq!(
-            explain_denials(traceback, &ws, cwd).unwrap(),
+            explain_denials(traceback, &ws, cwd, None).unwrap(),
             "The workspace-write sandbox refused: network access (the network is off in the sandbox). If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
         );
         assert!(
-            explain_denials("curl: (6) Could not resolve host: example.com", &ws, cwd)
-                .unwrap()
-                .contains("network access (the network is off in the sandbox)")
+            explain_denials(
+                "curl: (6) Could not resolve host: example.com",
+                &ws,
+                cwd,
+                None
+            )
+            .unwrap()
+            .contains("network access (the network is off in the sandbox)")
         );
     }
 
@@ -368,7 +426,8 @@ mod tests {
             explain_denials(
                 "/bin/bash: line 26: kill: (29019) - Operation not permitted",
                 &ws,
-                Path::new("/ws")
+                Path::new("/ws"),
+                None
             )
             .unwrap(),
             "The read-only sandbox refused: a signal to a process outside this command. If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
@@ -377,7 +436,8 @@ mod tests {
             explain_denials(
                 "bash: line 1: /etc/passwd: Permission denied",
                 &ws,
-                Path::new("/ws")
+                Path::new("/ws"),
+                None
             )
             .unwrap()
             .contains("writing /etc/passwd (outside")
@@ -404,9 +464,9 @@ mod tests {
                 file.display()
             ),
         ] {
-            assert_eq!(explain(&line, &ro, cwd, &|_| false), None, "{line}");
+            assert_eq!(explain(&line, &ro, &[cwd], &|_| false), None, "{line}");
             assert!(
-                explain(&line, &ro, cwd, &|_| true)
+                explain(&line, &ro, &[cwd], &|_| true)
                     .unwrap()
                     .contains(&format!("writing {}", file.display())),
                 "{line}"
@@ -417,7 +477,7 @@ mod tests {
             explain(
                 "touch: cannot touch '/nonexistent-wavesh/x': Permission denied",
                 &ro,
-                cwd,
+                &[cwd],
                 &|_| false
             )
             .unwrap()
@@ -429,7 +489,7 @@ mod tests {
         let note = explain(
             "cat: /tmp/wavesh-root/theirs/out: Permission denied",
             &sessions,
-            cwd,
+            &[cwd],
             &|_| true,
         )
         .unwrap();
@@ -440,7 +500,7 @@ mod tests {
             explain(
                 "bash: line 1: /proc/self/fd/3: Permission denied",
                 &ro,
-                cwd,
+                &[cwd],
                 &|_| false
             )
             .unwrap()
@@ -449,18 +509,102 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A relative path in an error line printed after a `cd` is judged from the
+    /// directory the shell ended in as well as the one it started in: the reading
+    /// where the path is (or, for a write, where its directory is) is named, and when
+    /// both are plausible and refused, both are, never a guess.
+    #[test]
+    fn sbx_4_relative_paths_after_cd() {
+        let base = std::env::temp_dir().join(format!(
+            "wavesh-denial-cd-{}-{}",
+            std::process::id(),
+            crate::private_dir::random_name(6)
+        ));
+        let (ws, sub, other, far) = (
+            base.join("ws"),
+            base.join("ws/sub"),
+            base.join("other"),
+            base.join("other/far"),
+        );
+        for dir in [&sub, &far] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(ws.join(".env"), "x").unwrap();
+        let mut plan = plan(Level::WorkspaceWrite);
+        plan.writable_dirs = vec![ws.clone()];
+        let note = |line: &str, start: &Path, end: Option<&Path>| {
+            explain(
+                line,
+                &plan,
+                &[Some(start), end].into_iter().flatten().collect::<Vec<_>>(),
+                &|_| true,
+            )
+        };
+        // `cd sub && cat ../.env`: there only from where the shell ended.
+        let read = note("cat: ../.env: Permission denied", &base, Some(&sub)).unwrap();
+        assert!(
+            read.contains(&format!("reading {}", ws.join(".env").display())),
+            "{read}"
+        );
+        // Without the final directory a path that is nowhere is not named.
+        std::fs::write(sub.join("data"), "x").unwrap();
+        assert_eq!(note("cat: ./data: Permission denied", &base, None), None);
+        // `cd ../other && touch x`: made in the directory it ended in, outside the
+        // workspace; from the start it would have been allowed.
+        let write = note(
+            "touch: cannot touch 'x': Read-only file system",
+            &ws,
+            Some(&other),
+        )
+        .unwrap();
+        assert!(
+            write.contains(&format!("writing {}", other.join("x").display())),
+            "{write}"
+        );
+        // `touch ../x; cd sub`: refused from the start, allowed from the end.
+        let before = note(
+            "touch: cannot touch '../x': Read-only file system",
+            &ws,
+            Some(&sub),
+        )
+        .unwrap();
+        assert!(
+            before.contains(&format!("writing {}", base.join("x").display())),
+            "{before}"
+        );
+        // Both readings refused: both are named.
+        let both = note(
+            "touch: cannot touch 'y': Read-only file system",
+            &other,
+            Some(&far),
+        )
+        .unwrap();
+        assert!(
+            both.contains(&other.join("y").display().to_string())
+                && both.contains(&far.join("y").display().to_string())
+                && both.contains("either"),
+            "{both}"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[test]
     fn sbx_4_quiet_when_nothing_was_refused() {
         let ws = plan(Level::WorkspaceWrite);
         let cwd = Path::new("/ws");
-        assert_eq!(explain_denials("all good\n", &ws, cwd), None);
+        assert_eq!(explain_denials("all good\n", &ws, cwd, None), None);
         // A permission error on a path the sandbox allows is the project's own.
         assert_eq!(
-            explain_denials("cat: /ws/locked: Permission denied", &ws, cwd),
+            explain_denials("cat: /ws/locked: Permission denied", &ws, cwd, None),
             None
         );
         assert_eq!(
-            explain_denials("touch: /etc/x: Permission denied", &plan(Level::Off), cwd),
+            explain_denials(
+                "touch: /etc/x: Permission denied",
+                &plan(Level::Off),
+                cwd,
+                None
+            ),
             None
         );
     }
