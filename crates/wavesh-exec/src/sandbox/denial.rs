@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::{Level, Plan};
 
-/// At most this many refusals are named.
-const MAX_NAMED: usize = 4;
+/// At most this many refused paths are named (grouped by reason); the rest are counted.
+const MAX_NAMED: usize = 8;
 
 /// The note for the model, or `None` when nothing in `output` looks refused by the
 /// sandbox. `cwd` (where the command started) and `final_cwd` (where its shell ended,
@@ -42,8 +42,9 @@ fn explain(
     if plan.level == Level::Off {
         return None;
     }
-    let mut refused: Vec<String> = Vec::new();
+    let mut refused: Vec<Refusal> = Vec::new();
     let mut network = false;
+    let mut direct = false;
     let mut signal = false;
     // The lines just before a denial: a traceback names the socket call above the error.
     let mut context: std::collections::VecDeque<&str> = std::collections::VecDeque::new();
@@ -58,9 +59,18 @@ fn explain(
         let whole = line;
         let line = strip_shell_prefix(line);
         let denied = DENIAL_WORDS.iter().any(|w| line.contains(w));
-        if !plan.network && NETWORK_WORDS.iter().any(|w| line.contains(w)) {
-            network = true;
-            continue;
+        if NETWORK_WORDS.iter().any(|w| line.contains(w)) {
+            if !plan.network {
+                network = true;
+                continue;
+            }
+            // In the session's network namespace only the proxy reaches out: a program
+            // that connects by itself (ignoring HTTP_PROXY) finds no route and no
+            // resolver (NET-1).
+            if plan.session_net.is_some() {
+                direct = true;
+                continue;
+            }
         }
         if !denied {
             continue;
@@ -72,20 +82,21 @@ fn explain(
         // Of the paths a line names, a secret's is the one to tell: `ln SECRET name`
         // names both, and the secret is what was refused.
         let write = WRITE_HINTS.iter().any(|w| whole.contains(w));
-        let judged: Vec<String> = candidate_paths(line)
+        let judged: Vec<Refusal> = candidate_paths(line)
             .into_iter()
             .filter_map(|path| judge_named(&path, write, cwds, plan, may_write))
             .collect();
         let what = judged
             .iter()
-            .find(|text| text.starts_with("reading "))
+            .find(|refusal| refusal.is_read())
             .or(judged.first())
             .cloned();
         match what {
-            Some(text) if !refused.contains(&text) && refused.len() < MAX_NAMED => {
-                refused.push(text);
+            Some(refusal) => {
+                if !refused.contains(&refusal) {
+                    refused.push(refusal);
+                }
             }
-            Some(_) => {}
             None if !plan.network
                 && (line.contains("socket") || line.contains("connect") || before) =>
             {
@@ -95,20 +106,136 @@ fn explain(
             None => {}
         }
     }
+    let mut parts = group(&refused, plan.level);
     if network {
-        refused.push("network access (the network is off in the sandbox)".to_owned());
+        parts.push("network access (the network is off in the sandbox)".to_owned());
+    }
+    if direct {
+        parts.push("a direct network connection (only HTTP and HTTPS through the session's proxy, named in HTTP_PROXY and HTTPS_PROXY, reach the network, and only to the allowed hosts)".to_owned());
     }
     if signal {
-        refused.push("a signal to a process outside this command".to_owned());
+        parts.push("a signal to a process outside this command".to_owned());
     }
-    if refused.is_empty() {
+    if parts.is_empty() {
         return None;
     }
     Some(format!(
         "The {} sandbox refused: {}. If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it).",
         plan.level,
-        refused.join("; ")
+        parts.join("; ")
     ))
+}
+
+/// Why the sandbox refused a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// A credential it hides.
+    Secret,
+    /// Another wavesh session's private files.
+    OtherSession,
+    /// A protected path (git hooks and config, `.claude`, wavesh's state).
+    ReadOnly,
+    /// Outside the writable paths of the level.
+    Outside,
+}
+
+impl Why {
+    fn op(self) -> &'static str {
+        match self {
+            Why::Secret | Why::OtherSession => "reading",
+            Why::ReadOnly | Why::Outside => "writing",
+        }
+    }
+
+    fn reason(self, many: bool, level: Level) -> String {
+        match (self, many) {
+            (Why::Secret, false) => "a secret: the sandbox hides the user's credentials".to_owned(),
+            (Why::Secret, true) => "secrets: the sandbox hides the user's credentials".to_owned(),
+            (Why::OtherSession, _) => {
+                "another wavesh session's files: each session's are hidden from the others"
+                    .to_owned()
+            }
+            (Why::ReadOnly, _) => "kept read-only: git hooks and config, .claude and wavesh's state cannot be changed from the sandbox".to_owned(),
+            (Why::Outside, _) => format!("outside what the {level} sandbox may write"),
+        }
+    }
+}
+
+/// One thing an error line shows refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Refusal {
+    /// A path, and why.
+    Path(Why, PathBuf),
+    /// A relative path that names different things from the directories the command
+    /// was in, each refused: said as it is.
+    Either(String),
+}
+
+impl Refusal {
+    fn is_read(&self) -> bool {
+        matches!(self, Refusal::Path(why, _) if why.op() == "reading")
+    }
+
+    /// Said alone.
+    fn text(&self, level: Level) -> String {
+        match self {
+            Refusal::Path(why, path) => {
+                format!(
+                    "{} {} ({})",
+                    why.op(),
+                    path.display(),
+                    why.reason(false, level)
+                )
+            }
+            Refusal::Either(text) => text.clone(),
+        }
+    }
+}
+
+/// The refusals said in as few words as they allow: the paths refused for the same
+/// reason named together, in the order they were first refused, at most [`MAX_NAMED`]
+/// paths in all, and how many more there were.
+fn group(refused: &[Refusal], level: Level) -> Vec<String> {
+    let mut groups: Vec<(Why, Vec<&Path>)> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    let mut named = 0usize;
+    let mut more = 0usize;
+    // Where each group stands among the parts.
+    let mut at: Vec<usize> = Vec::new();
+    for refusal in refused {
+        if named == MAX_NAMED {
+            more += 1;
+            continue;
+        }
+        named += 1;
+        match refusal {
+            Refusal::Path(why, path) => match groups.iter().position(|(w, _)| w == why) {
+                Some(i) => groups[i].1.push(path),
+                None => {
+                    groups.push((*why, vec![path.as_path()]));
+                    at.push(parts.len());
+                    parts.push(String::new());
+                }
+            },
+            Refusal::Either(text) => parts.push(text.clone()),
+        }
+    }
+    for ((why, paths), i) in groups.into_iter().zip(at) {
+        let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        parts[i] = format!(
+            "{} {} ({})",
+            why.op(),
+            list.join(", "),
+            why.reason(list.len() > 1, level)
+        );
+    }
+    if more > 0 {
+        parts.push(format!(
+            "{more} more path{} the output names",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    parts
 }
 
 const DENIAL_WORDS: &[&str] = &[
@@ -184,12 +311,12 @@ fn judge_named(
     cwds: &[&Path],
     plan: &Plan,
     may_write: &dyn Fn(&Path) -> bool,
-) -> Option<String> {
+) -> Option<Refusal> {
     if Path::new(path).is_absolute() {
         return judge(Path::new(path), plan, may_write);
     }
     // (judgement, whether the path exists)
-    let mut readings: Vec<(String, bool)> = Vec::new();
+    let mut readings: Vec<(Refusal, bool)> = Vec::new();
     for cwd in cwds {
         let resolved = absolute(path, cwd);
         let exists = std::fs::symlink_metadata(&resolved).is_ok();
@@ -200,10 +327,10 @@ fn judge_named(
         if !exists && !made_here && !plan.is_secret(&resolved) {
             continue;
         }
-        if let Some(text) = judge(&resolved, plan, may_write)
-            && !readings.iter().any(|(t, _)| *t == text)
+        if let Some(refusal) = judge(&resolved, plan, may_write)
+            && !readings.iter().any(|(r, _)| *r == refusal)
         {
-            readings.push((text, exists));
+            readings.push((refusal, exists));
         }
     }
     if readings.iter().any(|(_, exists)| *exists) {
@@ -211,20 +338,20 @@ fn judge_named(
     }
     match readings.len() {
         0 => None,
-        1 => readings.pop().map(|(text, _)| text),
-        _ => Some(format!(
+        1 => readings.pop().map(|(refusal, _)| refusal),
+        _ => Some(Refusal::Either(format!(
             "either {} (`{path}` is relative to the directory the command was in then)",
             readings
                 .into_iter()
-                .map(|(text, _)| text)
+                .map(|(refusal, _)| refusal.text(plan.level))
                 .collect::<Vec<_>>()
                 .join(" or ")
-        )),
+        ))),
     }
 }
 
 /// What the sandbox refused at `path`, if it would have.
-fn judge(path: &Path, plan: &Plan, may_write: &dyn Fn(&Path) -> bool) -> Option<String> {
+fn judge(path: &Path, plan: &Plan, may_write: &dyn Fn(&Path) -> bool) -> Option<Refusal> {
     // `/proc/self/…` and `/dev/fd/…` name the command's own descriptors, which the host
     // cannot resolve or look at from here (its own would answer).
     let the_commands_own = [
@@ -250,22 +377,13 @@ fn judge(path: &Path, plan: &Plan, may_write: &dyn Fn(&Path) -> bool) -> Option<
         .any(|base| path.starts_with(base))
         && !plan.readable_dirs.iter().any(|own| path.starts_with(own))
     {
-        return Some(format!(
-            "reading {} (another wavesh session's files: each session's are hidden from the others)",
-            path.display()
-        ));
+        return Some(Refusal::Path(Why::OtherSession, path.to_path_buf()));
     }
     if plan.is_secret(path) {
-        return Some(format!(
-            "reading {} (a secret: the sandbox hides the user's credentials)",
-            path.display()
-        ));
+        return Some(Refusal::Path(Why::Secret, path.to_path_buf()));
     }
     if plan.is_read_only(path) {
-        return Some(format!(
-            "writing {} (kept read-only: git hooks and config, .claude and wavesh's state cannot be changed from the sandbox)",
-            path.display()
-        ));
+        return Some(Refusal::Path(Why::ReadOnly, path.to_path_buf()));
     }
     if plan.may_write(path) {
         return None;
@@ -278,11 +396,7 @@ fn judge(path: &Path, plan: &Plan, may_write: &dyn Fn(&Path) -> bool) -> Option<
     if !the_commands_own && std::fs::symlink_metadata(path).is_ok() && !may_write(path) {
         return None;
     }
-    Some(format!(
-        "writing {} (outside what the {} sandbox may write)",
-        path.display(),
-        plan.level
-    ))
+    Some(Refusal::Path(Why::Outside, path.to_path_buf()))
 }
 
 /// Whether this process (the command's user, outside the sandbox) may write `path`.
@@ -586,6 +700,63 @@ mod tests {
             "{both}"
         );
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Several refusals make one note: the paths refused for one reason named together,
+    /// the reason said once, and what is past the limit counted, not dropped.
+    #[test]
+    fn sbx_4_refusals_are_grouped_by_reason() {
+        let ws = plan(Level::WorkspaceWrite);
+        let cwd = Path::new("/ws");
+        let output = "cat: /home/u/.ssh/id_rsa: Permission denied\n\
+             touch: cannot touch '/etc/x': Read-only file system\n\
+             cat: /home/u/.ssh/config: Permission denied\n\
+             bash: line 1: /usr/y: Read-only file system\n\
+             cat: /home/u/.ssh/id_rsa: Permission denied\n";
+        assert_eq!(
+            explain_denials(output, &ws, cwd, None).unwrap(),
+            "The workspace-write sandbox refused: reading /home/u/.ssh/id_rsa, /home/u/.ssh/config (secrets: the sandbox hides the user's credentials); writing /etc/x, /usr/y (outside what the workspace-write sandbox may write). If the command really needs this, call Bash again with dangerouslyDisableSandbox: true (the user is asked to approve it)."
+        );
+        let many: String = (0..12)
+            .map(|i| format!("touch: cannot touch '/etc/f{i}': Read-only file system\n"))
+            .collect();
+        let note = explain_denials(&many, &ws, cwd, None).unwrap();
+        assert!(note.contains("/etc/f7 (outside"), "{note}");
+        assert!(!note.contains("/etc/f8"), "{note}");
+        assert!(note.contains("; 4 more paths the output names."), "{note}");
+        assert_eq!(note.matches("outside what").count(), 1, "{note}");
+    }
+
+    /// NET-1: in the session's network namespace a program that connects by itself
+    /// fails with no route or no resolver; the note says why and what works.
+    #[test]
+    fn net_1_a_direct_connection_is_explained() {
+        let mut ws = plan(Level::WorkspaceWrite);
+        ws.network = true;
+        ws.session_net = Some(crate::net::Scope::Session);
+        let cwd = Path::new("/ws");
+        for line in [
+            "OSError: [Errno 101] Network is unreachable",
+            "ssh: Could not resolve hostname example.com: Temporary failure in name resolution",
+            "curl: (6) Could not resolve host: example.com",
+        ] {
+            let note = explain_denials(line, &ws, cwd, None).unwrap_or_default();
+            assert!(
+                note.contains("a direct network connection") && note.contains("HTTP_PROXY"),
+                "{line}: {note}"
+            );
+        }
+        // With the host's network (a command approved to use it), nothing was refused.
+        ws.session_net = None;
+        assert_eq!(
+            explain_denials(
+                "curl: (6) Could not resolve host: example.com",
+                &ws,
+                cwd,
+                None
+            ),
+            None
+        );
     }
 
     #[test]
