@@ -92,11 +92,8 @@ fn explain(
             .or(judged.first())
             .cloned();
         match what {
-            Some(refusal) => {
-                if !refused.contains(&refusal) {
-                    refused.push(refusal);
-                }
-            }
+            Some(refusal) if !refused.contains(&refusal) => refused.push(refusal),
+            Some(_) => {}
             None if !plan.network
                 && (line.contains("socket") || line.contains("connect") || before) =>
             {
