@@ -44,6 +44,10 @@ pub const READ_ONLY: &[&str] = &[
     "config --list",
     "config -l",
     "config --get-regexp",
+    // `git config KEY` reads one key; any other form is judged by `is_write_form`.
+    "config",
+    "config get",
+    "config list",
     "var",
     "check-ignore",
     "check-attr",
@@ -284,9 +288,48 @@ fn list_refs(subcommand: &str, args: &[Word]) -> Result<(), Reason> {
     Ok(())
 }
 
+/// Options of `git config KEY` that only choose where and how the key is read.
+const CONFIG_READ_OPTIONS: &[&str] = &[
+    "--global",
+    "--system",
+    "--local",
+    "--worktree",
+    "--show-origin",
+    "--show-scope",
+    "--includes",
+    "--no-includes",
+    "--null",
+    "-z",
+    "--bool",
+    "--int",
+    "--bool-or-int",
+    "--path",
+    "--expiry-date",
+];
+
 /// `git stash` alone stashes; `git config x y` sets; `git remote add` adds.
 fn is_write_form(subcommand: &str, args: &[Word]) -> bool {
     match subcommand {
+        // Read: exactly one key, and only options that choose the scope or the format
+        // (`--type=…` too). Two operands set it; `--unset`, `--add`, `--edit` (an
+        // editor), `--file`, `--blob` and the `set`/`unset`/`edit`/... forms are refused.
+        "config" => {
+            let (options, operands): (Vec<&Word>, Vec<&Word>) =
+                args.iter().partition(|w| w.value.starts_with('-'));
+            let options_read = options.iter().all(|w| {
+                CONFIG_READ_OPTIONS.contains(&w.value.as_str()) || w.value.starts_with("--type=")
+            });
+            let verbs = [
+                "set",
+                "unset",
+                "edit",
+                "rename-section",
+                "remove-section",
+                "get",
+                "list",
+            ];
+            !(options_read && operands.len() == 1 && !verbs.contains(&operands[0].value.as_str()))
+        }
         "remote" => args
             .iter()
             .find(|w| !w.value.starts_with('-'))

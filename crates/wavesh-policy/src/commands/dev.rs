@@ -133,6 +133,13 @@ pub const VERSION_TOOLS: &[VersionTool] = &[
         requires: &[],
     },
     VersionTool {
+        name: "cmake",
+        spellings: &[&["--version"]],
+        config: &[],
+        runs: &["cmake"],
+        requires: &[],
+    },
+    VersionTool {
         name: "gcc",
         spellings: &[&["--version"]],
         config: &[],
@@ -214,6 +221,7 @@ pub(super) const COMMANDS: &[Entry] = &[
     ("deno", None, Some(spelling_of_any)),
     ("bun", None, Some(spelling_of_any)),
     ("make", None, Some(spelling_of_any)),
+    ("cmake", None, Some(spelling_of_any)),
     ("gcc", None, Some(spelling_of_any)),
     ("cc", None, Some(spelling_of_any)),
     ("clang", None, Some(spelling_of_any)),

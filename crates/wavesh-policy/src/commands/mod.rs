@@ -78,6 +78,7 @@ pub const NO_OPEN: &[&str] = &[
     "true",
     "false",
     "seq",
+    "sleep",
     "which",
     "type",
     "command",

@@ -545,6 +545,12 @@ pub(super) const COMMANDS: &[Entry] = &[
         None,
     ),
     ("rev", Some("@files"), None),
+    // Encodes or decodes to standard output; it has no output file of its own.
+    (
+        "base64",
+        Some("-d -i -w# --decode --ignore-garbage --wrap=# @files"),
+        None,
+    ),
     (
         "seq",
         Some("-f$ -s$ -w --format=$ --separator=$ --equal-width @files"),
