@@ -758,6 +758,65 @@ fn recursive_reads(
             }
             each(operands(!pattern_given), walk)
         }
+        // Listers of a tree open every directory in it: none may be a secret one
+        // (`cd ~ && du` would list ~/.ssh, as `ls ~/.ssh` would). Files are not opened.
+        "du" => each(
+            operands(false),
+            Walk {
+                follow: parsed.has(&["-L", "--dereference"]),
+                no_files: true,
+                ..Walk::default()
+            },
+        ),
+        "tree" => each(
+            operands(false),
+            Walk {
+                follow: parsed.has(&["-l"]),
+                no_files: true,
+                max_depth: parsed
+                    .options
+                    .iter()
+                    .filter(|o| o.name == "-L")
+                    .filter_map(|o| o.value.as_deref()?.parse().ok())
+                    .min(),
+                ..Walk::default()
+            },
+        ),
+        "ls" | "dir" | "vdir" if parsed.has(&["-R", "--recursive"]) => each(
+            operands(false),
+            Walk {
+                follow: parsed.has(&["-L", "--dereference"]),
+                no_files: true,
+                ..Walk::default()
+            },
+        ),
+        "find" if judgement.runs.is_empty() => {
+            let mut roots: Vec<String> = judgement
+                .path_words
+                .iter()
+                .map(|&i| args[i].expanded(home))
+                .collect();
+            if roots.is_empty() {
+                roots.push(".".into());
+            }
+            let follow = args
+                .iter()
+                .any(|w| matches!(w.value.as_str(), "-L" | "-follow"));
+            let max_depth = args
+                .windows(2)
+                .filter(|pair| pair[0].value == "-maxdepth")
+                .filter_map(|pair| pair[1].value.parse().ok())
+                .min();
+            each(
+                roots,
+                Walk {
+                    follow,
+                    no_files: true,
+                    max_depth,
+                    ..Walk::default()
+                },
+            )
+        }
         "diff" if parsed.has(&["-r", "--recursive"]) => each(
             operands(false),
             Walk {

@@ -213,8 +213,12 @@ pub struct Walk {
     pub none_of: Vec<String>,
     /// Directories not entered (`--exclude-dir`).
     pub skip_dirs: Vec<String>,
-    /// Only directories are visited: it opens no file (`find -type d`).
+    /// Only directories are visited: it opens no file (`find -type d`, `du`, `tree`).
     pub no_files: bool,
+    /// It lists the directories at most this deep (the root's entries are at depth 1)
+    /// and enters none deeper: `find -maxdepth N`, `tree -L N`. A directory it only
+    /// names is not opened.
+    pub max_depth: Option<usize>,
 }
 
 impl Walk {
@@ -252,10 +256,13 @@ pub fn walk_for_secrets(
     {
         return Ok(());
     }
-    let mut queue = vec![fs.canonical(&start).unwrap_or_else(|| start.clone())];
+    let mut queue = vec![(
+        fs.canonical(&start).unwrap_or_else(|| start.clone()),
+        0usize,
+    )];
     let mut seen = 0usize;
     let mut visited_real: Vec<PathBuf> = Vec::new();
-    while let Some(dir) = queue.pop() {
+    while let Some((dir, depth)) = queue.pop() {
         let Some(names) = fs.list(&dir) else {
             if fs.kind(&dir).is_none() {
                 continue;
@@ -277,6 +284,10 @@ pub fn walk_for_secrets(
             }
             let path = dir.join(&name);
             let kind = fs.kind(&path);
+            // Named at the deepest level, never opened.
+            if kind == Some(FileKind::Dir) && walk.max_depth.is_some_and(|max| depth + 1 >= max) {
+                continue;
+            }
             if kind == Some(FileKind::Dir) {
                 if walk
                     .skip_dirs
@@ -296,7 +307,7 @@ pub fn walk_for_secrets(
                 )));
             }
             match kind {
-                Some(FileKind::Dir) => queue.push(path),
+                Some(FileKind::Dir) => queue.push((path, depth + 1)),
                 Some(FileKind::Symlink) if walk.follow || walk.opens_links => {
                     let Some(real) = fs.canonical(&path) else {
                         continue;
@@ -315,7 +326,7 @@ pub fn walk_for_secrets(
                         && !visited_real.contains(&real)
                     {
                         visited_real.push(real.clone());
-                        queue.push(real);
+                        queue.push((real, depth + 1));
                     }
                 }
                 Some(FileKind::File(_)) if fs.hard_links(&path) > 1 => {

@@ -1,6 +1,7 @@
 //! The read-only command lists: which commands, with which options, are provably free of
 //! side effects. Data, one module per family; see `docs/readonly.md`.
 
+mod awk;
 pub mod dev;
 mod readers;
 pub mod search;

@@ -571,6 +571,9 @@ pub(super) const COMMANDS: &[Entry] = &[
         Some(sed),
     ),
     ("jq", None, Some(jq)),
+    // The program is checked against a subset read exactly (super::awk); only `-F`
+    // and `-v` options.
+    ("awk", Some("-F$ -v$ @files"), Some(super::awk::awk)),
     (
         "xargs",
         Some(
