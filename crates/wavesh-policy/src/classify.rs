@@ -790,33 +790,6 @@ fn recursive_reads(
                 ..Walk::default()
             },
         ),
-        "find" if judgement.runs.is_empty() => {
-            let mut roots: Vec<String> = judgement
-                .path_words
-                .iter()
-                .map(|&i| args[i].expanded(home))
-                .collect();
-            if roots.is_empty() {
-                roots.push(".".into());
-            }
-            let follow = args
-                .iter()
-                .any(|w| matches!(w.value.as_str(), "-L" | "-follow"));
-            let max_depth = args
-                .windows(2)
-                .filter(|pair| pair[0].value == "-maxdepth")
-                .filter_map(|pair| pair[1].value.parse().ok())
-                .min();
-            each(
-                roots,
-                Walk {
-                    follow,
-                    no_files: true,
-                    max_depth,
-                    ..Walk::default()
-                },
-            )
-        }
         "diff" if parsed.has(&["-r", "--recursive"]) => each(
             operands(false),
             Walk {
@@ -824,7 +797,9 @@ fn recursive_reads(
                 ..Walk::default()
             },
         ),
-        "find" if !judgement.runs.is_empty() => {
+        // With an action, every file it finds is opened (filtered by its name tests);
+        // without one, it lists the names in every directory it enters.
+        "find" => {
             let mut roots: Vec<String> = judgement
                 .path_words
                 .iter()
@@ -833,7 +808,23 @@ fn recursive_reads(
             if roots.is_empty() {
                 roots.push(".".into());
             }
-            each(roots, find_filter(args))
+            let walk = if judgement.runs.is_empty() {
+                Walk {
+                    follow: args
+                        .iter()
+                        .any(|w| matches!(w.value.as_str(), "-L" | "-follow")),
+                    no_files: true,
+                    max_depth: args
+                        .windows(2)
+                        .filter(|pair| pair[0].value == "-maxdepth")
+                        .filter_map(|pair| pair[1].value.parse().ok())
+                        .min(),
+                    ..Walk::default()
+                }
+            } else {
+                find_filter(args)
+            };
+            each(roots, walk)
         }
         "xargs" => {
             let opens = judgement.runs.iter().any(|range| {
