@@ -79,7 +79,6 @@ pub const NO_OPEN: &[&str] = &[
     "true",
     "false",
     "seq",
-    "sleep",
     "which",
     "type",
     "command",

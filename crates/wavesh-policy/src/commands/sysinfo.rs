@@ -143,26 +143,6 @@ fn hostname(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     }
 }
 
-/// `sleep` only waits: its operands must be durations (a number with an optional
-/// `s`, `m`, `h` or `d`, or `infinity`), never a word it could read as anything else.
-fn sleep(args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
-    if parsed.operands.is_empty() {
-        return Err("`sleep` without a duration".into());
-    }
-    for &index in &parsed.operands {
-        let value = args[index].value.as_str();
-        let number = value.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(value);
-        let is_duration = value == "infinity"
-            || (!number.is_empty()
-                && number.chars().all(|c| c.is_ascii_digit() || c == '.')
-                && number.chars().filter(|c| *c == '.').count() <= 1);
-        if !is_duration {
-            return Err(crate::refuse!("`{}` is not a duration", args[index].raw));
-        }
-    }
-    Ok(Judgement::default())
-}
-
 /// `pgrep`'s operand is a pattern, not a path.
 fn pgrep(_args: &[Word], parsed: &Parsed) -> Result<Judgement, Reason> {
     Ok(Judgement {
@@ -309,7 +289,6 @@ pub(super) const COMMANDS: &[Entry] = &[
     ),
     ("getconf", Some("-a @files"), None),
     ("printenv", Some("-0 --null @files"), Some(printenv)),
-    ("sleep", Some("@files"), Some(sleep)),
     // Reads /proc; unlike pkill it signals nothing. Inside the sandbox it sees the
     // command's own PID namespace.
     (
