@@ -62,10 +62,19 @@ pub fn check_program(program: &str) -> Result<(), Reason> {
     // Whether the previous significant token ends an operand (then `/` divides).
     let mut after_operand = false;
     let mut depth = 0i32;
+    // For each open parenthesis: whether it holds the condition of `if`, `while` or
+    // `for`, after whose `)` a statement starts (so a `/` there is a regular expression,
+    // as awk's parser tells its lexer), where after any other `)` it divides.
+    let mut opened: Vec<bool> = Vec::new();
+    let mut last_name = String::new();
     // The parenthesis depth of the `print`/`printf` statement being read, if any.
     let mut print_depth: Option<i32> = None;
     while i < chars.len() {
         let c = chars[i];
+        // The identifier just before `(`, if that is what came last (blanks aside).
+        if !matches!(c, ' ' | '\t' | '(') {
+            last_name.clear();
+        }
         match c {
             ' ' | '\t' => i += 1,
             '\\' if chars.get(i + 1) == Some(&'\n') => i += 2,
@@ -140,14 +149,23 @@ pub fn check_program(program: &str) -> Result<(), Reason> {
             }
             '@' => return refuse("uses a gawk directive or an indirect call (`@`)"),
             '(' | '[' => {
+                opened.push(
+                    c == '('
+                        && matches!(last_name.as_str(), "if" | "while" | "for")
+                        && !after_operand,
+                );
                 depth += 1;
                 i += 1;
                 after_operand = false;
+                last_name.clear();
             }
             ')' | ']' => {
+                let control = opened.pop().unwrap_or(false);
                 depth -= 1;
                 i += 1;
-                after_operand = true;
+                after_operand = !control;
+                last_name.clear();
+                continue;
             }
             '{' => {
                 print_depth = None;
@@ -175,7 +193,10 @@ pub fn check_program(program: &str) -> Result<(), Reason> {
                 if name == "print" || name == "printf" {
                     print_depth = Some(depth);
                 }
-                after_operand = !OPERAND_AFTER.contains(&name.as_str());
+                after_operand = !OPERAND_AFTER.contains(&name.as_str())
+                    && !matches!(name.as_str(), "if" | "while" | "for");
+                last_name = name;
+                continue;
             }
             c if c.is_ascii_digit() || c == '.' => {
                 while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
@@ -226,6 +247,9 @@ mod tests {
             "{ print $NF } # the last field",
             "{ printf(\"%s %d\\n\", $1, NR) }",
             "NR % 2 == 0 && $2 >= 10 || /x>y/",
+            "{ if ($1 > 0) print $1 / 2 }",
+            "{ if (/a|b/) print }",
+            "{ x = f($1) / 2; y = (a + b) / c }",
         ] {
             assert!(
                 check_program(program).is_ok(),
@@ -256,6 +280,10 @@ mod tests {
             "{ f = \"system\"; @f(\"id\") }",
             "{ print a,\n b > \"f\" }",
             "BEGIN { print 1; print 2 > \"/tmp/x\" }",
+            // After `if (...)` a statement starts: `/` there is a regular expression,
+            // whose quote must not be read as a string hiding `system`.
+            "{ if (1) /\"/ ; system(\"id\") ; /\"/ }",
+            "{ while (x) /\"/; system(\"id\"); /\"/ }",
         ] {
             assert!(check_program(program).is_err(), "{program}");
         }
