@@ -68,7 +68,7 @@ impl<'a> ModelView<'a> {
     fn notes(self, output: &str) -> Vec<String> {
         self.denial_note(output)
             .into_iter()
-            .chain(self.network_note())
+            .chain(self.network_note(output))
             .chain(self.missing_note())
             .collect()
     }
@@ -90,8 +90,8 @@ impl<'a> ModelView<'a> {
     }
 
     /// The hosts the session's proxy refused while the command ran (SBX-4, NET-2).
-    fn network_note(self) -> Option<String> {
-        self.0?.network.as_ref()?.note()
+    fn network_note(self, output: &str) -> Option<String> {
+        self.0?.network.as_ref()?.note(output)
     }
 
     pub(crate) fn missing_note(self) -> Option<String> {

@@ -84,9 +84,11 @@ pub struct NetworkUse {
 }
 
 impl NetworkUse {
-    /// What the proxy refused through this command's listener since it started.
-    pub fn note(&self) -> Option<String> {
-        refusal_note(&self.proxy.refusals_since(self.scope, self.since))
+    /// What the proxy refused through this command's listener since it started;
+    /// `output` is what the model reads beside it (a refusal it already shows in full is
+    /// named by its host only).
+    pub fn note(&self, output: &str) -> Option<String> {
+        refusal_note(&self.proxy.refusals_since(self.scope, self.since), output)
     }
 }
 
@@ -141,12 +143,21 @@ pub fn proxy_env(scope: Scope) -> Vec<(OsString, OsString)> {
 }
 
 /// The note for a command's result naming the hosts the proxy refused while it ran
-/// (SBX-4).
-pub fn refusal_note(refusals: &[Refusal]) -> Option<String> {
-    let mut lines: Vec<&str> = Vec::new();
+/// (SBX-4). A refusal whose words `output` already holds (a client that printed the
+/// proxy's answer, as `curl` does for plain HTTP) is named by its host, not said twice.
+pub fn refusal_note(refusals: &[Refusal], output: &str) -> Option<String> {
+    let mut lines: Vec<String> = Vec::new();
     for refusal in refusals {
-        if !lines.contains(&refusal.reason.as_str()) {
-            lines.push(&refusal.reason);
+        let line = if output.contains(&refusal.reason) {
+            format!(
+                "{} (the output above says why and how to allow it)",
+                refusal.host
+            )
+        } else {
+            refusal.reason.clone()
+        };
+        if !lines.contains(&line) {
+            lines.push(line);
         }
     }
     if lines.is_empty() {
@@ -160,4 +171,45 @@ pub fn refusal_note(refusals: &[Refusal]) -> Option<String> {
     }
     note.push('.');
     Some(note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(host: &str, reason: &str) -> Refusal {
+        Refusal {
+            at: std::time::Instant::now(),
+            scope: Scope::Session,
+            host: host.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    /// SBX-4, NET-2: a refusal the output already shows (curl prints the proxy's answer
+    /// for plain HTTP) is named by its host only; one it does not is said in full.
+    #[test]
+    fn net_2_a_refusal_is_said_once() {
+        let shown = "example.com:80 is not allowed; add \"example.com\" to allowedDomains";
+        let hidden = "evil.example:443 is not allowed; add \"evil.example\" to allowedDomains";
+        let refusals = [
+            refusal("example.com:80", shown),
+            refusal("evil.example:443", hidden),
+            refusal("example.com:80", shown),
+        ];
+        let output =
+            format!("wavesh proxy: {shown}\ncurl: (56) CONNECT tunnel failed, response 403\n");
+        let note = refusal_note(&refusals, &output).unwrap();
+        assert_eq!(
+            note,
+            format!(
+                "The sandbox's network proxy refused: example.com:80 (the output above says why and how to allow it); {hidden}."
+            )
+        );
+        assert_eq!(
+            refusal_note(&refusals, "").unwrap(),
+            format!("The sandbox's network proxy refused: {shown}; {hidden}.")
+        );
+        assert_eq!(refusal_note(&[], &output), None);
+    }
 }
