@@ -32,7 +32,7 @@ mod view_mounts;
 mod views;
 
 #[cfg(target_os = "linux")]
-#[path = "linux.rs"]
+#[path = "linux/mod.rs"]
 mod imp;
 #[cfg(not(target_os = "linux"))]
 #[path = "other.rs"]
