@@ -191,11 +191,14 @@ async fn kill_the_subreaper(session: wavesh_tool::Session) {
 /// Duplicates `file`'s descriptor without close-on-exec, as a careless host might hold
 /// one: a number >= 3 every child would inherit.
 fn inheritable(file: &std::fs::File) -> OwnedFd {
-    #[allow(unsafe_code)]
+    #[expect(unsafe_code, reason = "dup(2) into a descriptor owned here")]
     // SAFETY: dup returns a new descriptor we own, or -1.
     let fd = unsafe { libc::dup(file.as_raw_fd()) };
     assert!(fd >= 3, "dup failed");
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "taking ownership of the descriptor dup(2) returned"
+    )]
     // SAFETY: a descriptor just returned to us.
     unsafe {
         OwnedFd::from_raw_fd(fd)
@@ -307,7 +310,10 @@ fn proc_3_the_host_environment_cannot_change_the_shell() {
 /// Opens a pty pair: (master, slave).
 fn openpty() -> (OwnedFd, OwnedFd) {
     let (mut master, mut slave) = (0, 0);
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "openpty(3) writes two descriptors into places on the stack"
+    )]
     // SAFETY: openpty writes two descriptors into the given places.
     let rc = unsafe {
         libc::openpty(
@@ -319,7 +325,10 @@ fn openpty() -> (OwnedFd, OwnedFd) {
         )
     };
     assert_eq!(rc, 0, "openpty failed");
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "taking ownership of the descriptors openpty(3) just returned"
+    )]
     // SAFETY: both descriptors were just returned to us.
     unsafe {
         (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
@@ -335,7 +344,10 @@ fn under_pty(mut command: Command) -> String {
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave));
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "pre_exec runs setsid(2) and ioctl(2) in the forked child"
+    )]
     // SAFETY: setsid and ioctl between fork and exec: async-signal-safe system calls.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut command, move || {

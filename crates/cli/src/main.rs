@@ -457,7 +457,10 @@ static TAKEN_TOKEN: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync:
 /// process's original environment block, which `/proc/PID/environ` shows to any process
 /// of the same user, are overwritten, and the variable is removed, so neither that file
 /// nor a child (the supervisor, the login probe, a command at `off`) has it.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "getenv(3), then the environment block's bytes overwritten before any thread starts"
+)]
 fn take_http_token() {
     let name = wavesh_mcp::http::TOKEN_ENV;
     let value = std::env::var_os(name);

@@ -74,7 +74,10 @@ mod tests {
         // The test harness runs tests on threads: list from a forked, single-threaded
         // child of its own, which reports through its exit code.
         // SAFETY: the child only forks, waits and calls `own_children`, then `_exit`s.
-        #[allow(unsafe_code)]
+        #[expect(
+            unsafe_code,
+            reason = "a forked single-threaded child that reports through its exit code"
+        )]
         unsafe {
             let pid = libc::fork();
             assert!(pid >= 0);

@@ -142,7 +142,10 @@ impl SpawnedChild for DirectChild {
 /// reaches the command (PROC-3). Async-signal-safe: for use between fork and exec.
 /// Marked rather than closed, so descriptors still needed before exec keep working.
 #[cfg(unix)]
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "close_range(2) or fcntl(2) on the process's inherited descriptors"
+)]
 pub(crate) fn mark_inherited_descriptors_cloexec() {
     #[cfg(target_os = "linux")]
     // SAFETY: close_range with CLOSE_RANGE_CLOEXEC changes descriptor flags only.
@@ -214,7 +217,10 @@ impl Spawner for DirectSpawner {
         // the default on Linux, forks anyway.
         #[cfg(unix)]
         {
-            #[allow(unsafe_code)]
+            #[expect(
+                unsafe_code,
+                reason = "pre_exec runs setsid(2) and terminal ioctls in the forked child"
+            )]
             // SAFETY: setsid and descriptor flag changes: async-signal-safe system calls.
             unsafe {
                 command.pre_exec(|| {
@@ -234,7 +240,10 @@ impl Spawner for DirectSpawner {
         if let Some(sandbox) = spec.sandbox {
             // Sandboxed runs leave the posix_spawn fast path: the sandbox is entered between
             // fork and exec.
-            #[allow(unsafe_code)]
+            #[expect(
+                unsafe_code,
+                reason = "pre_exec enters the sandbox with system calls only"
+            )]
             // SAFETY: `enforce` makes system calls only, no allocation: async-signal-safe.
             unsafe {
                 command.pre_exec(move || sandbox.enforce().map_err(io::Error::from_raw_os_error));

@@ -501,7 +501,7 @@ pub(crate) fn secret_name(names: &[String], name: &str) -> bool {
 /// The home directory the user database gives this process's user, which a command
 /// reaches whatever `HOME` says (`~user`, `getent passwd`). `None` where there is none.
 #[cfg(unix)]
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "getpwuid_r(3) into a buffer owned here")]
 pub fn passwd_home() -> Option<PathBuf> {
     use std::os::unix::ffi::OsStringExt as _;
     let mut buffer = vec![0 as libc::c_char; 16 * 1024];

@@ -24,8 +24,6 @@
 //! tree at `off` is held by its cgroup and subreaper, and one that kills both, or
 //! leaves its cgroup, can outlive the session (`wavesh doctor` says so).
 
-#![allow(unsafe_code)]
-
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
@@ -37,6 +35,10 @@ pub fn off_pid_namespace() -> Result<(), String> {
     PROBED.get_or_init(probe).clone()
 }
 
+#[expect(
+    unsafe_code,
+    reason = "unshare(2) and mount(2) in the probe's forked child"
+)]
 fn probe() -> Result<(), String> {
     if rustix::process::geteuid().as_raw() != 0 {
         return Err(
@@ -63,6 +65,7 @@ fn probe() -> Result<(), String> {
 /// Mounts a `/proc` of the caller's PID namespace over `/proc`, after making the mount
 /// there private: the new one never propagates to the host's `/proc`. Returns 0, or -1
 /// with errno set. System calls only (callable after a fork).
+#[expect(unsafe_code, reason = "mount(2) on constant C strings")]
 unsafe fn own_proc() -> libc::c_int {
     // SAFETY: mount(2) on constant C strings.
     unsafe {
@@ -89,6 +92,10 @@ unsafe fn own_proc() -> libc::c_int {
 /// Called by a command's subreaper at `off`, the init of a new PID namespace: a mount
 /// namespace whose `/proc` is of that namespace. Returns the host's `/proc`, opened
 /// before the new one covered it, to tell the host the shell's pid as the host sees it.
+#[expect(
+    unsafe_code,
+    reason = "unshare(2) and mount(2) in the single-threaded subreaper"
+)]
 pub(crate) fn isolate_at_off() -> io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
     let fail = |what: &str| {

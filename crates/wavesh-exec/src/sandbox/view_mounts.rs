@@ -165,7 +165,10 @@ impl ViewMounts {
     ///
     /// # Safety
     /// System calls only; the caller is between `fork` and `exec` or single-threaded.
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "mount(2) and open_tree(2) between fork and exec, on data built before"
+    )]
     pub(crate) unsafe fn apply(&self) -> Result<(), i32> {
         let mut kept = [-1 as libc::c_int; MAX_KEPT];
         let (mut taken, mut given) = (0usize, 0usize);
@@ -290,7 +293,10 @@ impl ViewMounts {
     ///
     /// # Safety
     /// System calls only, as for [`ViewMounts::apply`].
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "open(2), fstatfs(2) and landlock_add_rule(2) on descriptors owned here"
+    )]
     pub(crate) unsafe fn allow_writes(&self, ruleset: libc::c_int) -> Result<(), i32> {
         for op in &self.ops {
             let ViewOp::Overlay { target, .. } = op else {
@@ -478,7 +484,10 @@ fn probe_overlay(remove: bool) -> bool {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "pre_exec runs unshare(2), mount(2) and file writes in the forked child"
+    )]
     // SAFETY: system calls only, on C strings made before the fork.
     unsafe {
         command.pre_exec(move || {

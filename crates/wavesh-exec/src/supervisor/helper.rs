@@ -131,7 +131,10 @@ fn report(message: &str) {
 }
 
 /// The helper's main loop; returns when the host is gone and every tree has ended.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "the helper's start: signal masks, a signalfd, prctl(2), poll(2) and the descriptors the host gave"
+)]
 pub(crate) fn run() -> i32 {
     let host: RawFd = 0;
     // SAFETY: setting dispositions of signals (no handlers run Rust code), then process
@@ -301,7 +304,10 @@ fn remove_empty_cgroups(dir: &std::path::Path) {
 /// death is a SIGCHLD). Reaps every exited child but the subreapers, which are reaped
 /// where their socket closes, so their end is told to the host. Returns how many children
 /// other than detached ones are left.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "kill(2) and waitpid(2) of the helper's own adopted children"
+)]
 fn end_adopted(keep: &[libc::pid_t], detached: &mut Vec<libc::pid_t>) -> usize {
     let me = std::process::id() as libc::pid_t;
     // Its own children, listed by the kernel; where it cannot list them, every process's
@@ -358,7 +364,7 @@ fn from_subreaper(host: RawFd, id: u64, trees: &mut HashMap<u64, Tree>) {
             let tree = trees.remove(&id).map(|tree| tree.subreaper);
             if let Some(pid) = tree {
                 let mut status = 0;
-                #[allow(unsafe_code)]
+                #[expect(unsafe_code, reason = "waitpid(2) of the helper's own child")]
                 // SAFETY: waiting for our own child, which has closed its socket by exiting.
                 unsafe {
                     libc::waitpid(pid, &mut status, 0)
@@ -446,7 +452,10 @@ fn from_host(
     Ok(())
 }
 
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "fork(2) in the single-threaded helper; the child joins namespaces with system calls only"
+)]
 fn fork_subreaper(
     host: RawFd,
     children: RawFd,
@@ -602,7 +611,10 @@ impl CgroupParents {
 
     /// Removes the command's directory, and the session's too when `helper_gone` and it
     /// is empty.
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "unlinkat(2) of the command's own cgroup through a descriptor owned here"
+    )]
     fn remove(&self, helper_gone: bool) {
         // SAFETY: unlinkat on descriptors and C strings owned by `self`.
         unsafe {
@@ -619,7 +631,7 @@ impl CgroupParents {
 }
 
 /// Whether the helper, held by `pidfd`, has exited (a pidfd polls readable then).
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "poll(2) on a pidfd owned by the caller")]
 fn helper_gone(pidfd: RawFd) -> bool {
     if pidfd < 0 {
         return false;
@@ -637,7 +649,10 @@ fn helper_gone(pidfd: RawFd) -> bool {
 /// init knows its children by their numbers inside it, and the host knows trees by
 /// theirs. Read from the fdinfo of a pidfd, which each `/proc` numbers in its own
 /// namespace.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "pidfd_open(2): the new descriptor is taken into ownership"
+)]
 fn host_pid(host_proc: &OwnedFd, pid: libc::pid_t) -> Option<libc::pid_t> {
     // SAFETY: pidfd_open of our own unreaped child.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
@@ -661,7 +676,10 @@ fn host_pid(host_proc: &OwnedFd, pid: libc::pid_t) -> Option<libc::pid_t> {
 }
 
 /// The subreaper of one command. Returns its exit code.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "the subreaper's start: prctl(2), signal masks, a signalfd and poll(2)"
+)]
 fn subreaper(
     socket: OwnedFd,
     mut request: SpawnRequest,
@@ -787,7 +805,10 @@ fn subreaper(
 /// A detached tree's subreaper: it stays, so the tree's orphans keep a reaper (and are
 /// not left to the helper, which would end them), lets go of the host's terminal and
 /// pipes, and exits when nothing of the tree is left.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "poll(2), dup2(2) and fcntl(2) on descriptors the subreaper owns"
+)]
 fn reap_detached(shell: libc::pid_t, mut shell_alive: bool, mut signals: RawFd) -> i32 {
     // SAFETY: fcntl and dup2 on this process's own descriptors. The signalfd may itself
     // be one of 0..2 (a subreaper cloned without the helper's standard descriptors gets
@@ -827,7 +848,10 @@ fn reap_detached(shell: libc::pid_t, mut shell_alive: bool, mut signals: RawFd) 
 }
 
 /// Reads every pending signal; returns whether SIGTERM was among them.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "read(2) of signalfd records into a buffer of their size"
+)]
 fn drain_signals(signals: RawFd) -> bool {
     let mut terminate = false;
     loop {
@@ -853,7 +877,7 @@ fn drain_signals(signals: RawFd) -> bool {
 
 /// Reaps every exited child. Returns the shell's status if it was among them, and
 /// whether no child at all is left.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "waitpid(2) of the subreaper's own children")]
 fn reap(shell: libc::pid_t) -> (Option<(u8, i32)>, bool) {
     let mut shell_status = None;
     loop {
@@ -880,7 +904,10 @@ fn reap(shell: libc::pid_t) -> (Option<(u8, i32)>, bool) {
 /// to them (PROC-1): the group only while the shell is not reaped (its pid, and so the
 /// group's id, cannot be reused before), each descendant either as this process's own
 /// unreaped child or through a pidfd that is checked to still be a descendant.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "kill(2) of the subreaper's own process group and descendants"
+)]
 fn signal_tree(shell: libc::pid_t, shell_unreaped: bool, signal: i32) {
     if shell_unreaped {
         // SAFETY: sending a signal to the group our unreaped child leads.
@@ -905,7 +932,10 @@ fn signal_tree(shell: libc::pid_t, shell_unreaped: bool, signal: i32) {
 /// Signals `pid`, a descendant found in `/proc` whose parent is not this process, through
 /// a pidfd: the pidfd holds one process, and it is signalled only if that process still
 /// descends from this one (a pid reused meanwhile fails the check or the send).
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "pidfd_open(2) and pidfd_send_signal(2) on a descendant, race-free"
+)]
 fn signal_descendant(pid: libc::pid_t, signal: i32) {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
@@ -952,7 +982,10 @@ fn descends_from_me(mut pid: libc::pid_t) -> bool {
 
 /// Ends the whole tree: SIGTERM, up to [`GRACE`] for it to go, then SIGKILL until no
 /// descendant is left (a fork bomb's new children are caught by the next round).
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "poll(2) on the subreaper's signalfd while it ends its tree"
+)]
 fn end_tree(shell: libc::pid_t, mut shell_unreaped: bool, signals: RawFd) {
     signal_tree(shell, shell_unreaped, libc::SIGTERM);
     let deadline = Instant::now() + GRACE;
@@ -1022,7 +1055,10 @@ const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 /// threadgroup lock for writing and can stall a spawn for an RCU grace period (tens of
 /// milliseconds on a busy machine). Returns the pid (0 in the child, -1 on failure) and
 /// whether the child was born there; kernels without it get a plain fork.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "clone3(2) into a cgroup, or fork(2), in a single-threaded process"
+)]
 fn fork_into_cgroup(cgroup: RawFd) -> (libc::pid_t, bool) {
     let args = CloneArgs {
         flags: CLONE_INTO_CGROUP,
@@ -1048,7 +1084,10 @@ fn fork_into_cgroup(cgroup: RawFd) -> (libc::pid_t, bool) {
 
 /// Forks and execs the shell as a new session and group leader with the command's descriptors.
 /// Returns its pid, or the errno of what failed before `exec`.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "fork(2) and execve(2) of the shell, with argv, envp and descriptors prepared before the fork"
+)]
 fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
     let mut argv: Vec<*const libc::c_char> = std::iter::once(request.shell.as_ptr())
         .chain(request.args.iter().map(|arg| arg.as_ptr()))

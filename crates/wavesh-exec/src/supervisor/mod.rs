@@ -21,8 +21,6 @@
 //! Host side: [`Supervisor`] (the connection and a reader thread), [`SupervisedSpawner`]
 //! and [`SupervisedSignaller`]. Helper side: [`run_helper`].
 
-#![allow(unsafe_code)]
-
 mod helper;
 mod network;
 mod reaper;

@@ -14,7 +14,7 @@ use std::time::Duration;
 pub const REAPER_ARG: &str = "__reap";
 
 /// Runs `program` with `args` under a subreaper; returns the exit code to exit with.
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "prctl(2) to become the tree's subreaper")]
 pub fn run_reaper(program: &OsString, args: &[OsString]) -> i32 {
     // SAFETY: a process attribute of this process.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
@@ -43,7 +43,10 @@ pub fn run_reaper(program: &OsString, args: &[OsString]) -> i32 {
 
 /// SIGKILLs and reaps this process's children until it has none (a fork bomb's new
 /// children are caught by the next round).
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "kill(2) and waitpid(2) of this process's own adopted children"
+)]
 fn end_children() {
     let me = std::process::id() as i32;
     loop {

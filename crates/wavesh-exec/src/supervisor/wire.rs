@@ -82,7 +82,10 @@ impl<'a> Reader<'a> {
 }
 
 /// Sends one frame, with `fds` attached to its first bytes.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "sendmsg(2) with SCM_RIGHTS: a control message built in place"
+)]
 pub(crate) fn send_frame(socket: RawFd, payload: &[u8], fds: &[RawFd]) -> io::Result<()> {
     let len = u32::try_from(payload.len())
         .ok()
@@ -134,7 +137,10 @@ pub(crate) fn send_frame(socket: RawFd, payload: &[u8], fds: &[RawFd]) -> io::Re
 }
 
 /// Receives one frame and the descriptors sent with it; `None` at end of stream.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "recvmsg(2) with SCM_RIGHTS: the received descriptors are taken into ownership"
+)]
 pub(crate) fn recv_frame(socket: RawFd) -> io::Result<Option<(Vec<u8>, Vec<OwnedFd>)>> {
     let mut header = [0u8; 4];
     let mut got = 0usize;
@@ -209,7 +215,10 @@ fn retrying(mut call: impl FnMut() -> isize) -> io::Result<usize> {
 }
 
 /// Reads exactly `buf.len()` bytes.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "read(2) into a borrowed buffer on a descriptor the caller owns"
+)]
 pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
     let mut got = 0;
     while got < buf.len() {
@@ -225,7 +234,10 @@ pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
 }
 
 /// Writes all of `buf`.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "send(2) of a borrowed buffer on a descriptor the caller owns"
+)]
 pub(crate) fn write_all(fd: RawFd, buf: &[u8]) -> io::Result<()> {
     let mut sent = 0;
     while sent < buf.len() {

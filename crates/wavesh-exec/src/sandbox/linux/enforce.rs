@@ -8,7 +8,10 @@ impl ChildSandbox {
     /// Enforces the sandbox on the calling process and its future children: mounts in a
     /// new mount namespace, no-new-privileges, Landlock, seccomp. System calls only, no
     /// allocation: it runs between `fork` and `exec`. Returns the errno on failure.
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "between fork and exec: system calls only, on data built before the fork"
+    )]
     pub fn enforce(&self) -> Result<(), i32> {
         // SAFETY: plain system calls on integers and on C strings owned by `self`.
         unsafe {
@@ -77,7 +80,10 @@ impl ChildSandbox {
     ///
     /// Ordinary Rust: the caller is a single-threaded process forked for this. `userns`:
     /// the caller was born in a new user namespace (not root), to be mapped to these ids.
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "unshare(2) and mount(2) for the isolation's namespaces"
+    )]
     pub(crate) fn isolate(&mut self, userns: Option<(u32, u32)>) -> io::Result<OwnedFd> {
         use rustix::fs::{Mode, OFlags};
         let writable = self.isolation.take().unwrap_or_default();
@@ -270,7 +276,10 @@ impl ChildSandbox {
         Ok(host_proc)
     }
 
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "mount(2) and unshare(2) in the child's own mount namespace"
+    )]
     unsafe fn enter_mount_namespace(&self) -> Result<(), i32> {
         // SAFETY: system calls on C strings owned by `self`.
         unsafe {
@@ -335,7 +344,10 @@ pub(super) struct MountAttr {
 }
 
 /// mount_setattr(2) on the mount at `path` and every mount below it.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "mount_setattr(2) with a struct mount_attr on the stack"
+)]
 unsafe fn mount_setattr(path: &std::ffi::CStr, set: u64, clear: u64) -> libc::c_long {
     let attr = MountAttr {
         attr_set: set,
@@ -356,7 +368,7 @@ unsafe fn mount_setattr(path: &std::ffi::CStr, set: u64, clear: u64) -> libc::c_
     }
 }
 
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "mount(2) on C strings made before the fork")]
 unsafe fn apply_mount(op: &MountOp) -> Result<(), i32> {
     let path = op.path.as_ptr();
     let keep = op.keep as libc::c_ulong;
@@ -506,7 +518,10 @@ pub(super) fn hide_file(op: &MountOp) -> Result<(), i32> {
 /// bounding set, and has no capability to lose there; the final `capset` to nothing is
 /// always allowed, and its failure is the error. System calls only: it runs between
 /// `fork` and `exec`.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "capget(2)/capset(2) and prctl(2) on structs on the stack"
+)]
 pub(super) fn drop_capabilities() -> Result<(), i32> {
     const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
     const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
@@ -573,7 +588,10 @@ pub(super) fn drop_capabilities() -> Result<(), i32> {
     Ok(())
 }
 
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "open(2) and write(2) of a C string, between fork and exec"
+)]
 pub(super) unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> Result<(), i32> {
     // SAFETY: open/write/close on a C string path and a buffer of the length given.
     unsafe {
@@ -597,7 +615,10 @@ pub(super) unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) ->
 ///
 /// # Safety
 /// `ruleset` and `fd` are open descriptors.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "landlock_add_rule(2): no safe wrapper takes a raw ruleset descriptor"
+)]
 pub(crate) unsafe fn add_path_rule(ruleset: RawFd, fd: RawFd, access: u64) -> libc::c_long {
     #[repr(C, packed)]
     struct PathBeneathAttr {

@@ -23,7 +23,10 @@ pub(crate) fn probe() -> Support {
 }
 
 /// The Landlock ABI of the running kernel, or 0 without Landlock.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "landlock_create_ruleset(2) with the version flag, no pointer"
+)]
 pub(super) fn landlock_abi() -> i32 {
     // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the VERSION flag
     // only returns the ABI number (or an error); it touches no memory.
@@ -49,7 +52,7 @@ pub(crate) fn probe_namespaces(mut support: Support) -> Support {
     support
 }
 
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "prctl(2) PR_GET_SECCOMP, no pointer")]
 pub(super) fn seccomp_available() -> bool {
     // SAFETY: PR_GET_SECCOMP reads the calling thread's mode and touches no memory.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
@@ -70,7 +73,7 @@ pub(super) fn probe_unshare(flags: libc::c_int) -> bool {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    #[allow(unsafe_code)]
+    #[expect(unsafe_code, reason = "pre_exec runs unshare(2) in the forked child")]
     // SAFETY: unshare(2) is a single system call, async-signal-safe.
     unsafe {
         command.pre_exec(move || {
@@ -102,7 +105,10 @@ pub(crate) fn isolation_user_namespace() -> Option<(u32, u32)> {
 /// # Safety
 /// As for `fork`: the child may only make system calls unless the caller is
 /// single-threaded.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "a raw clone(2) into new namespaces for the probe"
+)]
 pub(crate) unsafe fn fork_isolated(userns: bool) -> libc::pid_t {
     #[repr(C)]
     struct CloneArgs {
@@ -143,7 +149,10 @@ pub(crate) unsafe fn fork_isolated(userns: bool) -> libc::pid_t {
 /// mount namespaces (for a user other than root, inside a user namespace), a `/proc` of
 /// its own (refused in some containers, whose `/proc` is partly covered), and
 /// `mount_setattr` (Linux 5.12). Tried in a short-lived child.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "a short-lived child that tries the isolation's system calls"
+)]
 pub(super) fn process_isolation() -> bool {
     // SAFETY: mount_setattr on an invalid descriptor only returns an error; ENOSYS says
     // the kernel lacks the call.
@@ -192,7 +201,10 @@ pub(super) fn process_isolation() -> bool {
 /// namespace owning it when `userns`), forked from the child of a spawned `true`:
 /// whether it returned true. `in_child` runs after a fork of a process that may have
 /// had threads, so it may make system calls only.
-#[allow(unsafe_code)]
+#[expect(
+    unsafe_code,
+    reason = "pre_exec in a child made in a new PID namespace, then waitpid(2)"
+)]
 pub(crate) fn probe_in_new_pid_namespace(
     userns: bool,
     in_child: impl Fn() -> bool + Send + Sync + 'static,

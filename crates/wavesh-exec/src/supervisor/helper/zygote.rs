@@ -20,10 +20,8 @@
 //! Nothing outside the namespace is reachable but through the host's proxy: it has no
 //! interface but `lo`.
 
-#![allow(unsafe_code)]
-
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use std::collections::HashMap;
 
@@ -65,22 +63,14 @@ pub(super) fn start_for_host(host: RawFd, children: RawFd) -> Result<Option<Zygo
 
 /// Forks the zygote. Returns it and the two listeners (session port, read port), or why
 /// the session can have no network namespace.
+#[expect(
+    unsafe_code,
+    reason = "fork(2) in the single-threaded helper; the child closes the helper's raw descriptors"
+)]
 pub(crate) fn start(close_in_child: &[RawFd]) -> Result<(Zygote, Vec<OwnedFd>), String> {
-    let mut pair = [0 as RawFd; 2];
-    // SAFETY: `pair` has room for the two descriptors.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            pair.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(last_error("a socket pair"));
-    }
-    // SAFETY: both descriptors were just created and are owned here.
-    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()
+        .map(|(ours, theirs)| (OwnedFd::from(ours), OwnedFd::from(theirs)))
+        .map_err(|e| format!("a socket pair: {e}"))?;
     // SAFETY: the helper is single-threaded: the child may run any code.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -118,11 +108,10 @@ pub(crate) fn start(close_in_child: &[RawFd]) -> Result<(Zygote, Vec<OwnedFd>), 
                 Ok(None) => "the network namespace's process exited".to_owned(),
                 Err(error) => error.to_string(),
             };
-            let mut status = 0;
-            // SAFETY: ending and reaping our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
+            // Ending and reaping our own child.
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
             }
             Err(why)
         }
@@ -193,10 +182,10 @@ impl Zygote {
                 return Err(error);
             }
         };
-        // SAFETY: pidfd_open of our own unreaped child; a new descriptor or -1.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-        // SAFETY: a descriptor just returned to us, when there is one.
-        let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+        // Our own unreaped child: the pid cannot name another process.
+        let pidfd = rustix::process::Pid::from_raw(pid).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
         // The pidfd goes to the host at once, so a command that stops its subreaper is
         // resumed (PROC-2).
         if let Some(pidfd) = &pidfd {
@@ -253,6 +242,7 @@ fn zygote(channel: OwnedFd) -> i32 {
 
 /// Makes the network namespace (and, not root, the user namespace owning it), brings
 /// loopback up and opens the two listeners.
+#[expect(unsafe_code, reason = "unshare(2) of the single-threaded zygote")]
 fn enter_namespace() -> Result<Vec<OwnedFd>, String> {
     let root = rustix::process::geteuid().is_root();
     // Read before the new user namespace, where they are unmapped until written.
@@ -292,14 +282,18 @@ fn enter_namespace() -> Result<Vec<OwnedFd>, String> {
         .collect::<Result<Vec<_>, _>>()
 }
 
+#[expect(
+    unsafe_code,
+    reason = "the interface ioctls read and write a struct ifreq in place"
+)]
 fn loopback_up() -> Result<(), String> {
-    // SAFETY: a socket for the interface ioctls, owned at once.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(last_error("a socket for loopback"));
-    }
-    // SAFETY: just created.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = rustix::net::socket_with(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| format!("a socket for loopback: {e}"))?;
     // SAFETY: ifreq is plain data; the ioctls read and write it in place.
     unsafe {
         let mut ifr: libc::ifreq = std::mem::zeroed();
@@ -324,6 +318,10 @@ fn listen(port: u16) -> Result<OwnedFd, String> {
 }
 
 /// Forks a command's subreaper as the helper's child. Returns its pid or `-errno`.
+#[expect(
+    unsafe_code,
+    reason = "clone3(2) in the single-threaded zygote; the child closes the zygote's channel"
+)]
 fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: OwnedFd) -> i32 {
     let mut reader = Reader::new(payload);
     if reader.u8("tag").ok() != Some(tag::SPAWN) {
@@ -337,18 +335,16 @@ fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: Own
         .sandbox
         .as_ref()
         .is_some_and(crate::sandbox::ChildSandbox::isolates);
-    // SAFETY: pidfd_open of the helper, our parent; a close-on-exec descriptor or -1.
-    let helper_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getppid(), 0) } as RawFd;
+    // The helper, our parent; a pidfd is close-on-exec.
+    let helper_pidfd = rustix::process::getppid().and_then(|helper| {
+        rustix::process::pidfd_open(helper, rustix::process::PidfdFlags::empty()).ok()
+    });
     // SAFETY: this process is single-threaded, so the child may run any code.
     let pid = unsafe { clone_parent(isolate) };
     if pid < 0 {
         let errno = io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(libc::EIO);
-        if helper_pidfd >= 0 {
-            // SAFETY: closing our own descriptor.
-            unsafe { libc::close(helper_pidfd) };
-        }
         return -errno;
     }
     if pid == 0 {
@@ -362,15 +358,15 @@ fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: Own
         // are made as root makes them, with no mapping of its own.
         let code = super::subreaper(socket, request, None, false);
         if let Some(cgroup) = cgroup {
-            cgroup.remove(super::helper_gone(helper_pidfd));
+            cgroup.remove(super::helper_gone(
+                helper_pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+            ));
         }
         // SAFETY: leaving the forked child without the zygote's destructors.
         unsafe { libc::_exit(code) };
     }
-    if helper_pidfd >= 0 {
-        // SAFETY: closing our own descriptor; the subreaper has its copy.
-        unsafe { libc::close(helper_pidfd) };
-    }
+    // The subreaper has its copy of the helper's pidfd; ours closes here.
+    drop(helper_pidfd);
     pid
 }
 
@@ -379,6 +375,7 @@ fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: Own
 ///
 /// # Safety
 /// As for `fork`.
+#[expect(unsafe_code, reason = "clone3(2) without CLONE_VM or a stack: a fork")]
 unsafe fn clone_parent(isolate: bool) -> libc::pid_t {
     #[repr(C)]
     struct CloneArgs {
