@@ -172,3 +172,157 @@ fn interpret(result: &ElicitResult, offer_always: bool) -> Answer {
         _ => Answer::No,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The approval texts, as the user and the model read them (OUT, RULE-5, PTY-4):
+    //! each prompt, and each answer's text for the model. Pinned as one snapshot.
+
+    use super::*;
+    use rmcp::model::ElicitResult;
+    use wavesh_tool::{Approver, BashInput, Permissions as Rules, Verdict};
+
+    struct Workspace(std::path::PathBuf);
+
+    impl Drop for Workspace {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn asking_session(ws: &Workspace) -> Session {
+        let root = ws.0.join("root");
+        std::fs::create_dir_all(&root).expect("a workspace");
+        std::fs::create_dir_all(ws.0.join("private")).expect("a private base");
+        let mut builder = Session::builder(&root);
+        builder
+            .private_base(ws.0.join("private"))
+            .no_claude_settings()
+            .no_login_env()
+            .permissions(Rules {
+                settings: std::sync::RwLock::default(),
+                approver: Approver::Wavesh,
+                mode: wavesh_policy::PermissionMode::Default,
+            });
+        builder.build().expect("a session")
+    }
+
+    fn asked(session: &Session, input: &BashInput) -> Decision {
+        match session.prepare(input).verdict() {
+            Verdict::Ask(decision) => decision.clone(),
+            other => panic!("{} is not asked: {other:?}", input.command),
+        }
+    }
+
+    fn prompt(command: &str, decision: &Decision) -> String {
+        match elicitation(command, decision).expect("an elicitation") {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                let fields = serde_json::to_value(&requested_schema).expect("a schema")
+                    ["properties"]
+                    .as_object()
+                    .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default();
+                format!("{message}\n[fields: {fields}]")
+            }
+            other => panic!("not a form: {other:?}"),
+        }
+    }
+
+    fn answer(action: ElicitationAction, content: Option<serde_json::Value>) -> ElicitResult {
+        serde_json::from_value(serde_json::json!({
+            "action": action,
+            "content": content,
+        }))
+        .expect("an elicitation result")
+    }
+
+    fn refusal(gate: Gate) -> String {
+        match gate {
+            Gate::Refuse(text) => text,
+            Gate::Run => "<runs>".to_owned(),
+        }
+    }
+
+    #[tokio::test]
+    async fn out_approval_texts_are_pinned() {
+        let ws = Workspace(std::env::temp_dir().join(format!(
+            "wavesh-approval-texts-{}",
+            std::process::id()
+        )));
+        let session = asking_session(&ws);
+        let asker = Permissions { session: &session };
+        let mut texts = Vec::new();
+
+        let write = BashInput::new("touch new.txt");
+        let write_decision = asked(&session, &write);
+        texts.push(("asked: a write", prompt(&write.command, &write_decision)));
+        let install = BashInput::new("npm install left-pad");
+        let install_decision = asked(&session, &install);
+        texts.push((
+            "asked: a prefix rule offered",
+            prompt(&install.command, &install_decision),
+        ));
+        let mut unsandboxed = BashInput::new("ls");
+        unsandboxed.dangerously_disable_sandbox = true;
+        let unsandboxed_decision = asked(&session, &unsandboxed);
+        texts.push((
+            "asked: without the sandbox",
+            prompt(&unsandboxed.command, &unsandboxed_decision),
+        ));
+        texts.push((
+            "declined",
+            refusal(asker.answer(
+                &answer(
+                    ElicitationAction::Accept,
+                    Some(serde_json::json!({"allow": false})),
+                ),
+                &write_decision,
+            )),
+        ));
+        texts.push((
+            "declined by the decline button",
+            refusal(asker.answer(&answer(ElicitationAction::Decline, None), &write_decision)),
+        ));
+        texts.push((
+            "cancelled",
+            refusal(asker.answer(&answer(ElicitationAction::Cancel, None), &write_decision)),
+        ));
+        texts.push((
+            "approved once",
+            refusal(asker.answer(
+                &answer(
+                    ElicitationAction::Accept,
+                    Some(serde_json::json!({"allow": true})),
+                ),
+                &write_decision,
+            )),
+        ));
+        texts.push(("the client cannot ask", how_to_allow(&write_decision)));
+        texts.push((
+            "the client cannot ask: without the sandbox",
+            how_to_allow(&unsandboxed_decision),
+        ));
+        let approval = wavesh_tool::tty::InputApproval {
+            command: "python3".to_owned(),
+            level: "workspace-write".to_owned(),
+        };
+        let typed = match crate::input_gate::elicitation("b1234abcd", "import os\n", &approval)
+            .expect("an elicitation")
+        {
+            ElicitRequestParams::FormElicitationParams { message, .. } => message,
+            other => panic!("not a form: {other:?}"),
+        };
+        texts.push(("input asked", typed));
+        session.shutdown().await;
+
+        let all: String = texts
+            .iter()
+            .map(|(name, text)| format!("=== {name}\n{text}\n"))
+            .collect();
+        insta::assert_snapshot!("approval_texts", all);
+    }
+}

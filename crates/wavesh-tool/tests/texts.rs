@@ -247,6 +247,14 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
     for note in &notes {
         texts.add(&format!("notification {}", note.status), note.text.clone());
     }
+    texts.add(
+        "TaskOutput stopped",
+        session
+            .task_output(TaskOutputInput::new(&user_id), &CallContext::default())
+            .await
+            .unwrap()
+            .text,
+    );
     let mut stopped_by_user = input("sleep 30", None);
     stopped_by_user.run_in_background = true;
     let id = session
@@ -313,6 +321,15 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
         .await
         .unwrap_err();
     texts.add("TaskStop unknown", unknown.to_string());
+    let unknown = session
+        .call_tool(
+            "TaskOutput",
+            &json!({"task_id": "bzzzzzzzz", "block": false}),
+            &CallContext::default(),
+        )
+        .await
+        .unwrap_err();
+    texts.add("TaskOutput unknown", unknown.to_string());
 
     // PTY-1..3: a prompt, the answer, TaskInput's errors.
     let mut prompt = input("read -p 'name? ' name; echo \"hello $name\"", Some(20_000));

@@ -361,6 +361,19 @@ pub fn approval_refusal(opening: &str, decision: &wavesh_policy::Decision) -> St
              permissions.allow of .claude/settings.local.json.",
             decision.suggestions.join(", ")
         ));
+    } else if decision
+        .reasons
+        .iter()
+        .any(|r| r.kind == wavesh_policy::ReasonKind::Unsandboxed)
+    {
+        // No rule allows a call out of the sandbox: the way forward is the sandbox, or
+        // the user.
+        text.push_str(
+            " Run it without dangerouslyDisableSandbox if the sandbox allows what it needs; \
+             otherwise ask the user to run it.",
+        );
+    } else {
+        text.push_str(" Ask the user to run it.");
     }
     text
 }
