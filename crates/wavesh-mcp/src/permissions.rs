@@ -221,11 +221,11 @@ mod tests {
                 requested_schema,
                 ..
             } => {
-                let fields = serde_json::to_value(&requested_schema).expect("a schema")
-                    ["properties"]
-                    .as_object()
-                    .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
-                    .unwrap_or_default();
+                let fields =
+                    serde_json::to_value(&requested_schema).expect("a schema")["properties"]
+                        .as_object()
+                        .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default();
                 format!("{message}\n[fields: {fields}]")
             }
             other => panic!("not a form: {other:?}"),
@@ -249,10 +249,9 @@ mod tests {
 
     #[tokio::test]
     async fn out_approval_texts_are_pinned() {
-        let ws = Workspace(std::env::temp_dir().join(format!(
-            "wavesh-approval-texts-{}",
-            std::process::id()
-        )));
+        let ws = Workspace(
+            std::env::temp_dir().join(format!("wavesh-approval-texts-{}", std::process::id())),
+        );
         let session = asking_session(&ws);
         let asker = Permissions { session: &session };
         let mut texts = Vec::new();

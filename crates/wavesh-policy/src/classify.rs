@@ -376,6 +376,13 @@ fn judge(
     match name {
         "git" => {
             let paths = check_git(args, &|dir| git_dir_ok(dir, ctx, cwds))?;
+            // git reads every word before `--` that starts with `-` as an option, a
+            // glob's expansion included (`git log *` beside a file `--output=x` writes
+            // x), and a glob operand names the files it expands to.
+            check_globs(name, args, &Parsed::default(), None, ctx, cwds)?;
+            for word in args.iter().filter(|w| w.glob) {
+                check_candidate(&word.expanded(&home), &word.raw, true, ctx, cwds)?;
+            }
             if let Some(secret) = ctx.git_secrets.first()
                 && let Some((subcommand, rest)) = crate::git_history::subcommand(args)
                 && crate::git_history::prints_contents(&subcommand, &rest)
@@ -388,9 +395,18 @@ fn judge(
             for path in paths {
                 check_candidate(&path, &path, false, ctx, cwds)?;
             }
+            for root in git_worktree_reads(args, &home) {
+                for cwd in cwds {
+                    walk_for_secrets(&root, cwd, &ctx.home, ctx.fs.0.as_ref(), &Walk::default())?;
+                }
+            }
             return Ok(());
         }
-        "gh" => return check_gh(args),
+        "gh" => {
+            check_gh(args)?;
+            // A glob's expansion is read as options too (`gh pr view *`).
+            return check_globs(name, args, &Parsed::default(), None, ctx, cwds);
+        }
         "cd" | "pushd" => {
             if args.len() > 1 {
                 return Err(crate::refuse!("`{name}` with more than one argument"));
@@ -509,6 +525,47 @@ fn judge(
         }
     }
     Ok(())
+}
+
+/// The trees a git subcommand reads from the file system rather than from git's
+/// objects, walked like `grep -r`'s (RO-9): `git grep` with `--untracked`, `--no-index`
+/// or `--no-exclude-standard` reads the files of its directory, untracked and (with the
+/// last two) ignored ones too; `git diff --no-index` reads its two operands, whole
+/// directories included. git takes any unique abbreviation of a long option, so a
+/// prefix counts as the option.
+fn git_worktree_reads(args: &[Word], home: &str) -> Vec<String> {
+    let Some((subcommand, rest)) = crate::git_history::subcommand(args) else {
+        return Vec::new();
+    };
+    let options: Vec<&str> = rest
+        .iter()
+        .take_while(|w| **w != "--")
+        .filter_map(|w| w.strip_prefix("--"))
+        .map(|w| w.split('=').next().unwrap_or(w))
+        .collect();
+    let given = |targets: &[&str]| {
+        options
+            .iter()
+            .any(|o| o.len() >= 2 && targets.iter().any(|t| t.starts_with(o)))
+    };
+    // The words of `rest` as parsed (`~` is expanded where bash expands it).
+    let words = &args[args.len() - rest.len()..];
+    let operands = || -> Vec<String> {
+        words
+            .iter()
+            .filter(|w| w.value != "--" && !w.value.starts_with('-'))
+            .map(|w| w.expanded(home))
+            .collect()
+    };
+    match subcommand.as_str() {
+        "grep" if given(&["untracked", "no-index", "no-exclude-standard"]) => {
+            // The pattern and pathspecs among the operands narrow the walk; the whole
+            // directory is walked, which never misses one.
+            vec![".".to_owned()]
+        }
+        "diff" if given(&["no-index"]) => operands(),
+        _ => Vec::new(),
+    }
 }
 
 /// `xargs CMD` appends names read from its input: a name like `-f.env` becomes an option

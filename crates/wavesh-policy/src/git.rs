@@ -338,11 +338,32 @@ fn is_write_form(subcommand: &str, args: &[Word]) -> bool {
     }
 }
 
+/// Options that are exact names of their own in these subcommands, though a prefix of
+/// a dangerous one: git takes an exact match before an abbreviation. Elsewhere the same
+/// word abbreviates the dangerous option (`git cat-file --text` is `--textconv`).
+const EXACT: &[(&str, &[&str])] = &[(
+    "text",
+    &[
+        "diff",
+        "log",
+        "show",
+        "whatchanged",
+        "diff-tree",
+        "diff-files",
+        "diff-index",
+        "range-diff",
+    ],
+)];
+
 fn option_check(subcommand: &str, word: &Word) -> Result<(), Reason> {
     let value = word.value.as_str();
     if let Some(long) = value.strip_prefix("--") {
         let name = long.split('=').next().unwrap_or(long);
+        let exact = EXACT
+            .iter()
+            .any(|(option, subcommands)| *option == name && subcommands.contains(&subcommand));
         if name.len() >= 2
+            && !exact
             && let Some(danger) = DANGEROUS.iter().find(|d| d[2..].starts_with(name))
         {
             return Err(crate::refuse!(

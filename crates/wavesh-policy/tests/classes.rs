@@ -65,6 +65,14 @@ fn parse_4_globs_over_hostile_names_are_expanded() {
     refused_because(&s, "grep x *", "expands to");
     refused_because(&s, "sort *", "expands to");
     refused_because(&s, "ls *", "expands to");
+    // git and gh read an expanded `--output=x` as an option as any program does: found
+    // by the behaviour check's draw from git's own option lists.
+    refused_because(&s, "git log *", "expands to");
+    refused_because(&s, "git annotate --color-by-age *", "expands to");
+    refused_because(&s, "git -C . diff --stat *", "expands to");
+    refused_because(&s, "gh pr view *", "expands to");
+    assert!(approved(&s, "git log --oneline -- *"));
+    assert!(approved(&s, "git diff --stat *.txt"));
     assert!(approved(&s, "cat *.txt"));
     assert!(approved(&s, "ls ./*"));
     assert!(approved(&s, "grep x -- *"));
@@ -75,6 +83,7 @@ fn parse_4_globs_over_hostile_names_are_expanded() {
     // Globs that reach secrets.
     s.file(".env", "MARKER-ENV");
     refused_because(&s, "cat .env*", "secret");
+    refused_because(&s, "git diff --no-index .e?v a.txt", "secret");
     let home = s.home.display();
     refused_because(&s, &format!("cat {home}/.ss?/*"), "secret");
     refused_because(&s, &format!("cat {home}/.[s]sh/*"), "secret");
@@ -255,4 +264,51 @@ fn ro_16_scripts_that_are_not_regular_files_are_never_opened() {
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("judging the commands blocked on a file that is not regular");
     assert_eq!(verdicts, [false; 6]);
+}
+
+/// git subcommands that read the file system instead of git's objects are walked like
+/// `grep -r` (RO-9): `git grep --untracked`/`--no-index`/`--no-exclude-standard` and
+/// `git diff --no-index DIR`, abbreviations included. Found by the behaviour check's draw
+/// from git's own option lists (`git grep --untra` opened `.env`).
+#[test]
+fn ro_9_git_reads_of_the_file_system_are_walked_for_secrets() {
+    let s = Scratch::new("git-worktree");
+    s.file("src/lib.rs", "x");
+    s.file("docs/a.md", "x");
+    assert!(approved(&s, "git grep --untracked x"));
+    assert!(approved(&s, "git diff --no-index src docs"));
+    s.file("config/.env", "MARKER-ENV");
+    for command in [
+        "git grep --untracked x",
+        "git grep --untr x",
+        "git grep --no-index -e x",
+        "git grep --no-ind x",
+        "git grep --no-exclude-standard --untracked x",
+        "git diff --no-index config docs",
+        "git diff --no-in . docs",
+        "git --no-pager diff --no-index -- config docs",
+    ] {
+        refused_because(&s, command, "read recursively");
+    }
+    // Tracked files only, or two named files: nothing is walked.
+    assert!(approved(&s, "git grep -e x"));
+    assert!(approved(&s, "git grep x -- src"));
+    assert!(approved(&s, "git diff --no-index src/lib.rs docs/a.md"));
+}
+
+/// An exact option name wins over an abbreviation in git: `--text` is the diff option
+/// where the subcommand has one, and `--textconv` where it does not (RO-5).
+#[test]
+fn ro_5_git_exact_options_before_abbreviations() {
+    let s = Scratch::new("git-exact");
+    for command in [
+        "git log -p --text",
+        "git diff --text",
+        "git show --text HEAD",
+    ] {
+        assert!(approved(&s, command), "{command}");
+    }
+    for command in ["git cat-file --text HEAD:a.txt", "git blame --text a.txt"] {
+        refused_because(&s, command, "--textconv");
+    }
 }

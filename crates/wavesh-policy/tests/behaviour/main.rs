@@ -5,8 +5,12 @@
 //! list, opens a file for writing, creates, renames or unlinks one, uses a socket or
 //! opens a path on the secret list.
 //!
+//! A second draw takes its variants from the programs' own option lists (`--help`, and
+//! `git SUB -h`), not from the tables ([`help`]).
+//!
 //! CI runs a bounded sample (`WAVESH_BEHAVIOUR_SAMPLE`, default 2000 approved
-//! variants); `WAVESH_BEHAVIOUR_FULL=1` runs every approved variant.
+//! variants of the tables', 1500 of the option lists'); `WAVESH_BEHAVIOUR_FULL=1` runs
+//! every approved variant.
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::unwrap_used,
@@ -17,6 +21,7 @@
 mod support;
 
 mod generate;
+mod help;
 mod observe;
 
 use std::path::Path;
@@ -115,20 +120,36 @@ fn ro_14_approved_variants_have_no_effect() {
         .collect();
     approved.sort();
     approved.dedup();
-    let full = std::env::var_os("WAVESH_BEHAVIOUR_FULL").is_some_and(|v| v == "1");
-    let limit = std::env::var("WAVESH_BEHAVIOUR_SAMPLE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000usize);
-    let sample: Vec<String> = if full || approved.len() <= limit {
-        approved.clone()
-    } else {
-        // A deterministic spread over the whole approved set.
-        (0..limit)
-            .map(|i| approved[i * approved.len() / limit].clone())
-            .collect()
-    };
+    let (sample, full) = sample_of(&approved, 2000);
     drop(probe);
+    let (failures, timeouts) = observe_all(&sample);
+    eprintln!(
+        "behaviour: {} variants generated, {} approved, {} run ({}), {} timed out (killed), {} with an effect",
+        all.len(),
+        approved.len(),
+        sample.len(),
+        if full { "full run" } else { "bounded sample" },
+        timeouts.len(),
+        failures.len()
+    );
+    for variant in &timeouts {
+        eprintln!("  timed out (still running after 5 s, killed): {variant}");
+    }
+    assert!(
+        failures.is_empty(),
+        "approved variants with an observed effect:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        sample.len() >= 500.min(approved.len()),
+        "the sample is too small to mean anything"
+    );
+}
+
+/// Runs each variant of `sample` under the observer, on a few threads, each in a
+/// throwaway workspace made again after an effect. Returns the variants with an
+/// effect (with what was seen) and the ones that timed out.
+fn observe_all(sample: &[String]) -> (Vec<String>, Vec<String>) {
     let failures = Mutex::new(Vec::new());
     let timeouts = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
@@ -162,11 +183,69 @@ fn ro_14_approved_variants_have_no_effect() {
             });
         }
     });
-    let failures = failures.into_inner().unwrap();
-    let timeouts = timeouts.into_inner().unwrap();
+    (
+        failures.into_inner().unwrap(),
+        timeouts.into_inner().unwrap(),
+    )
+}
+
+/// A deterministic spread of at most `limit` over `all` (every one with
+/// `WAVESH_BEHAVIOUR_FULL=1`), and whether it is the full set.
+fn sample_of(all: &[String], default_limit: usize) -> (Vec<String>, bool) {
+    let full = std::env::var_os("WAVESH_BEHAVIOUR_FULL").is_some_and(|v| v == "1");
+    let limit = std::env::var("WAVESH_BEHAVIOUR_SAMPLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_limit);
+    if full || all.len() <= limit {
+        (all.to_vec(), full)
+    } else {
+        (
+            (0..limit)
+                .map(|i| all[i * all.len() / limit].clone())
+                .collect(),
+            false,
+        )
+    }
+}
+
+#[test]
+fn ro_14_variants_from_the_programs_own_option_lists_have_no_effect() {
+    if let Err(why) = observe::strace_works() {
+        wavesh_testkit::missing_prerequisite(
+            &format!("strace, for the behaviour check ({why})"),
+            "apt-get install strace; scripts/test does it as root",
+        );
+        return;
+    }
+    let probe = Scratch::new("behaviour-help");
+    workspace(&probe);
+    let ctx = ClassifyContext {
+        home: probe.home.clone(),
+        cwd: probe.work.clone(),
+        git: git_context(&probe.work, &[], &RealFs),
+        ..ClassifyContext::default()
+    };
+    let drawn = help::variants(&probe.work, &probe.home);
+    // What the tables' own variants try is the other test's.
+    let tried: std::collections::HashSet<String> = generate::variants().into_iter().collect();
+    let mut approved: Vec<String> = drawn
+        .variants
+        .iter()
+        .filter(|v| !tried.contains(*v))
+        .filter(|v| wavesh_policy::check(v, Dialect::Bash, &ctx).read_only)
+        .cloned()
+        .collect();
+    approved.sort();
+    approved.dedup();
+    drop(probe);
+    let (sample, full) = sample_of(&approved, 1500);
+    let (failures, timeouts) = observe_all(&sample);
     eprintln!(
-        "behaviour: {} variants generated, {} approved, {} run ({}), {} timed out (killed), {} with an effect",
-        all.len(),
+        "behaviour from the programs' option lists: {} programs' help read, {} options, {} variants drawn, {} approved (beyond the tables' own variants), {} run ({}), {} timed out (killed), {} with an effect",
+        drawn.programs,
+        drawn.options,
+        drawn.variants.len(),
         approved.len(),
         sample.len(),
         if full { "full run" } else { "bounded sample" },
@@ -177,13 +256,14 @@ fn ro_14_approved_variants_have_no_effect() {
         eprintln!("  timed out (still running after 5 s, killed): {variant}");
     }
     assert!(
+        drawn.programs >= 40,
+        "only {} programs' help listed options: the draw means little",
+        drawn.programs
+    );
+    assert!(
         failures.is_empty(),
         "approved variants with an observed effect:\n{}",
         failures.join("\n")
-    );
-    assert!(
-        sample.len() >= 500.min(approved.len()),
-        "the sample is too small to mean anything"
     );
 }
 
