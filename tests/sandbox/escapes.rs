@@ -740,11 +740,18 @@ async fn sbx_2_a_secret_planted_between_commands_is_hidden() {
         &f.home.join(".pulumi/credentials.json"),
         &format!("{}-pulumi\n", f.marker),
     );
+    // Two directories on its way made at once: neither was there to watch.
+    assert!(!f.home.join(".cache").exists());
+    crate::write(
+        &f.home.join(".cache/huggingface/token"),
+        &format!("{}-huggingface\n", f.marker),
+    );
     let third = f
         .run(
             &session,
             &format!(
-                "cd '{}' && cat key-copy .env .databrickscfg .pulumi/credentials.json; echo done",
+                "cd '{}' && cat key-copy .env .databrickscfg .pulumi/credentials.json \
+                 .cache/huggingface/token; echo done",
                 f.home.display()
             ),
         )

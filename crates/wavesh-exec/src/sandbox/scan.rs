@@ -428,7 +428,12 @@ impl Search<'_> {
 
 /// Device and inode of the secret files: each secret path that is a file, and the files
 /// inside each secret directory, at any depth (at most [`MAX_SECRET_INODES`]).
-fn secret_inodes(search: &mut Search<'_>, secrets: &[PathBuf]) -> HashMap<u64, Vec<u64>> {
+/// `watched`: directories under a watch, whose listing is kept until an event.
+fn secret_inodes(
+    search: &mut Search<'_>,
+    secrets: &[PathBuf],
+    watched: &HashSet<PathBuf>,
+) -> HashMap<u64, Vec<u64>> {
     let mut out: HashMap<u64, Vec<u64>> = HashMap::new();
     let mut count = 0usize;
     let mut dirs: VecDeque<PathBuf> = VecDeque::new();
@@ -443,7 +448,7 @@ fn secret_inodes(search: &mut Search<'_>, secrets: &[PathBuf]) -> HashMap<u64, V
         }
     }
     while let Some(dir) = dirs.pop_front() {
-        let Some((dev, entries)) = search.list(&dir, false, false) else {
+        let Some((dev, entries)) = search.list(&dir, false, watched.contains(&dir)) else {
             continue;
         };
         for entry in entries.iter() {
@@ -494,9 +499,15 @@ pub(super) fn find(
     // entry added, removed or renamed; itself removed or renamed), so a watched one
     // costs no check before each command. A file or a missing path whose parent is
     // watched is covered by that watch (it can only be replaced, made or removed, which
-    // are its parent's events; its content does not matter here). A symlink (its stamp
+    // are its parent's events; its content does not matter here), and so is a missing
+    // path below a covered missing one (it cannot appear before its parent does). A symlink (its stamp
     // follows it), anything else, or a directory past the watch limit is stamped.
     let mut covered: HashSet<&Path> = HashSet::new();
+    // Of those, the directories watched, and the missing paths a watch covers: the
+    // first are listed as a tree's directories are (kept until an event), the second
+    // need no listing at all (nothing is there until an event says so).
+    let mut watched_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut missing_covered: HashSet<PathBuf> = HashSet::new();
     let mut sorted: Vec<&PathBuf> = watched.iter().collect();
     // Parents before their children.
     sorted.sort_by_key(|path| path.components().count());
@@ -506,10 +517,18 @@ pub(super) fn find(
         if is_dir && search.cache.watch(path).is_some() {
             search.read.insert(path.clone());
             covered.insert(path);
+            watched_dirs.insert(path.clone());
             continue;
         }
         let parent_watched = path.parent().is_some_and(|p| covered.contains(p));
-        if !is_dir && kind.is_none_or(|k| k.is_file()) && parent_watched {
+        if kind.is_none() && parent_watched {
+            // Made later, it is an event of the covered parent, which starts a new
+            // search that watches it; so is anything made below it.
+            covered.insert(path);
+            missing_covered.insert(path.clone());
+            continue;
+        }
+        if !is_dir && kind.is_some_and(|k| k.is_file()) && parent_watched {
             continue;
         }
         search.stamps.push((path.clone(), stamp(path)));
@@ -519,7 +538,7 @@ pub(super) fn find(
         .filter(|p| !no_links.contains(p))
         .cloned()
         .collect();
-    let inodes = secret_inodes(&mut search, &linked);
+    let inodes = secret_inodes(&mut search, &linked, &watched_dirs);
     let mut found = Vec::new();
     let mut unsearched = Vec::new();
     // The directories on the way to a secret path (not `/`), and the scanned ones.
@@ -537,8 +556,12 @@ pub(super) fn find(
     on_the_way.sort();
     on_the_way.dedup();
     for dir in &on_the_way {
+        if missing_covered.contains(dir) {
+            continue;
+        }
         let exact = dirs.contains(dir);
-        scan_dir(&mut search, &inodes, dir, exact, false, &mut found);
+        let watched = watched_dirs.contains(dir);
+        scan_dir(&mut search, &inodes, dir, exact, watched, &mut found);
     }
     for root in trees {
         scan_tree(&mut search, &inodes, root, &mut found, &mut unsearched);
