@@ -761,6 +761,52 @@ async fn sbx_2_a_secret_planted_between_commands_is_hidden() {
     session.shutdown().await;
 }
 
+/// SBX-2: a listed secret this user could not read when a command was planned, and which
+/// a later command makes readable (a `chmod` where it may write), is hidden from the
+/// command after: the paths left out as unreadable are checked again before each
+/// command, while the ones kept stay kept. As root every path is readable and kept from
+/// the start; the unprivileged run of `scripts/test` is the one that leaves it out first.
+#[tokio::test]
+async fn sbx_2_a_secret_made_readable_between_commands_is_hidden() {
+    use std::os::unix::fs::PermissionsExt;
+    if !enforced_or_skip(Level::WorkspaceWrite) {
+        return;
+    }
+    if wavesh_exec::sandbox::support()
+        .missing(Level::WorkspaceWrite)
+        .contains(&wavesh_exec::sandbox::Guarantee::ProtectedPaths)
+    {
+        wavesh_testkit::lacking_in_this_mode(
+            "secrets inside the workspace at workspace-write (mounts)",
+            "root or user namespaces",
+        );
+        return;
+    }
+    let f = Fixture::new();
+    let secret = f.ws.join("deploy/credentials.toml");
+    crate::write(&secret, &format!("{}-credentials\n", f.marker));
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let session = f.session_with(Level::WorkspaceWrite, false, |config| {
+        config
+            .sandbox
+            .secret_paths
+            .push(secret.display().to_string());
+    });
+    let first = f.run(&session, "cat README.md").await;
+    assert_eq!(first.text, "hello", "{}", first.text);
+    // Kept (as root), the secret is hidden and its mode cannot change; left out, it can.
+    let second = f
+        .run(&session, "chmod 600 deploy/credentials.toml; echo tried")
+        .await;
+    assert!(second.text.contains("tried"), "{}", second.text);
+    let third = f
+        .run(&session, "cat deploy/credentials.toml; echo done")
+        .await;
+    assert!(!third.text.contains(&f.marker), "{}", third.text);
+    assert!(third.text.contains("done"), "{}", third.text);
+    session.shutdown().await;
+}
+
 /// SBX-2: a command run as root cannot change the machine's own state, which Landlock does
 /// not cover: the clock, the host name, mounts (the read-only binds of workspace-write
 /// included). Each probe asks the kernel for a change that would be harmless if it went

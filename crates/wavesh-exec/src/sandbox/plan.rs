@@ -540,10 +540,35 @@ pub fn secret_paths(list: &[PathBuf]) -> Vec<PathBuf> {
     // Every secret path's directories are checked once, not once per path: the list's
     // paths share a few (the home, `~/.config`, `/etc`).
     let mut listable: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
-    out.retain(|path| this_user_could_read(path, &mut listable));
+    // A path once kept stays kept for this list: hiding a path this user can no longer
+    // read costs at most an unreadable directory on its way, while a path left out must
+    // be checked again before each command (a `chmod` makes it readable, and no watch
+    // sees a mode change). So only the paths left out so far, and the new ones a glob
+    // expands to, cost system calls: about 170 per command before.
+    let mut kept = KEPT_SECRET_PATHS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if kept.len() > 8 && !kept.contains_key(list) {
+        kept.clear();
+    }
+    let kept = kept.entry(list.to_vec()).or_default();
+    out.retain(|path| {
+        kept.contains(path) || {
+            let could = this_user_could_read(path, &mut listable);
+            if could {
+                kept.insert(path.clone());
+            }
+            could
+        }
+    });
     dedup(&mut out);
     out
 }
+
+/// The paths [`secret_paths`] kept for each secret list this process used.
+static KEPT_SECRET_PATHS: std::sync::Mutex<
+    std::collections::BTreeMap<Vec<PathBuf>, std::collections::HashSet<PathBuf>>,
+> = std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 /// Whether this process's user could read `path`, or make it, and so whether hiding it
 /// means anything: an existing path it may read, or a missing one, where every existing
