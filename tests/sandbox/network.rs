@@ -377,10 +377,21 @@ async fn net_2_refusals_name_the_host_and_the_setting() {
             vec!["169.254.169.254:80 resolves to 169.254.169.254".to_owned()],
         ),
     ];
+    // What the model reads for each refusal, pinned (OUT, SBX-4): the ports masked.
+    let mut transcript = String::new();
     for (name, adjust, command, says) in cases {
         let s = session(&f, Level::WorkspaceWrite, adjust);
         let started = Instant::now();
         let result = f.run(&s, &command).await;
+        let mask = |text: &str| {
+            text.replace(&other.to_string(), "[OTHER-PORT]")
+                .replace(&port.to_string(), "[PORT]")
+        };
+        transcript.push_str(&format!(
+            "### {name}\n$ {}\n{}\n\n",
+            mask(&command),
+            mask(&result.text)
+        ));
         assert!(started.elapsed() < Duration::from_secs(10), "{name}: slow");
         let note = result
             .text
@@ -407,6 +418,7 @@ async fn net_2_refusals_name_the_host_and_the_setting() {
         s.shutdown().await;
     }
     assert_eq!(up.hits(), 0, "a refused request reached the upstream");
+    insta::assert_snapshot!("network-refusals", transcript);
 }
 
 /// NET-2: a malformed request gets a clear error at once, never a hang.

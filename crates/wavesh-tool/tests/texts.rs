@@ -248,6 +248,14 @@ async fn model_texts_are_pinned_and_worded_as_the_spec_says() {
         texts.add(&format!("notification {}", note.status), note.text.clone());
     }
     texts.add(
+        "TaskOutput failed",
+        session
+            .task_output(TaskOutputInput::new(&timeout_id), &CallContext::default())
+            .await
+            .unwrap()
+            .text,
+    );
+    texts.add(
         "TaskOutput stopped",
         session
             .task_output(TaskOutputInput::new(&user_id), &CallContext::default())

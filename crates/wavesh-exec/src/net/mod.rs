@@ -149,10 +149,7 @@ pub fn refusal_note(refusals: &[Refusal], output: &str) -> Option<String> {
     let mut lines: Vec<String> = Vec::new();
     for refusal in refusals {
         let line = if output.contains(&refusal.reason) {
-            format!(
-                "{} (the output above says why and how to allow it)",
-                refusal.host
-            )
+            format!("{} (the output above says why)", refusal.host)
         } else {
             refusal.reason.clone()
         };
@@ -203,7 +200,7 @@ mod tests {
         assert_eq!(
             note,
             format!(
-                "The sandbox's network proxy refused: example.com:80 (the output above says why and how to allow it); {hidden}."
+                "The sandbox's network proxy refused: example.com:80 (the output above says why); {hidden}."
             )
         );
         assert_eq!(

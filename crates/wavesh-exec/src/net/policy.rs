@@ -137,13 +137,16 @@ impl Refused {
     /// The refusal in words, naming the host and the setting that would allow it.
     pub fn explain(&self, host: &str, port: u16) -> String {
         match self {
+            // The settings are the user's: the text says who may change them (OUT).
             Refused::Denied(entry) => format!(
                 "{host}:{port} is denied by the sandbox.network.deniedDomains entry {entry:?} \
-                 (deny wins over every allowance); remove that entry to allow it"
+                 (deny wins over every allowance); only the user can allow it, by removing \
+                 that entry"
             ),
             Refused::NotAllowed => format!(
-                "{host}:{port} is not allowed; add \"{host}\" (or \"{host}:{port}\") to \
-                 sandbox.network.allowedDomains in ~/.claude/settings.json to allow it"
+                "{host}:{port} is not allowed; the user can allow it with \"{host}\" (or \
+                 \"{host}:{port}\") in sandbox.network.allowedDomains of \
+                 ~/.claude/settings.json: ask them"
             ),
             Refused::ReadOnly => format!(
                 "{host}:{port} is refused: a command approved as read-only reaches only {} \
@@ -153,6 +156,12 @@ impl Refused {
             Refused::Declined => format!(
                 "{host}:{port} is not allowed, and the user declined to allow it when asked; \
                  do not try to reach it another way"
+            ),
+            Refused::Address(ip) if ip.is_loopback() => format!(
+                "{host}:{port} resolves to {ip}, a loopback, private, link-local, CGNAT or \
+                 metadata address, which the proxy never connects to; a server this \
+                 session's commands start on 127.0.0.1 is reached directly, without the \
+                 proxy (NO_PROXY names localhost and 127.0.0.1)"
             ),
             Refused::Address(ip) => format!(
                 "{host}:{port} resolves to {ip}, a loopback, private, link-local, CGNAT or \
