@@ -649,18 +649,13 @@ fn helper_gone(pidfd: RawFd) -> bool {
 /// init knows its children by their numbers inside it, and the host knows trees by
 /// theirs. Read from the fdinfo of a pidfd, which each `/proc` numbers in its own
 /// namespace.
-#[expect(
-    unsafe_code,
-    reason = "pidfd_open(2): the new descriptor is taken into ownership"
-)]
 fn host_pid(host_proc: &OwnedFd, pid: libc::pid_t) -> Option<libc::pid_t> {
-    // SAFETY: pidfd_open of our own unreaped child.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: the descriptor was just returned to us.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Our own unreaped child: the pid cannot name another process.
+    let fd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_raw(pid)?,
+        rustix::process::PidfdFlags::empty(),
+    )
+    .ok()?;
     let info = rustix::fs::openat(
         host_proc,
         format!("thread-self/fdinfo/{}", fd.as_raw_fd()),
@@ -904,24 +899,21 @@ fn reap(shell: libc::pid_t) -> (Option<(u8, i32)>, bool) {
 /// to them (PROC-1): the group only while the shell is not reaped (its pid, and so the
 /// group's id, cannot be reused before), each descendant either as this process's own
 /// unreaped child or through a pidfd that is checked to still be a descendant.
-#[expect(
-    unsafe_code,
-    reason = "kill(2) of the subreaper's own process group and descendants"
-)]
 fn signal_tree(shell: libc::pid_t, shell_unreaped: bool, signal: i32) {
-    if shell_unreaped {
-        // SAFETY: sending a signal to the group our unreaped child leads.
-        unsafe {
-            libc::kill(-shell, signal);
-        }
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    let Some(signal) = Signal::from_named_raw(signal) else {
+        return;
+    };
+    if shell_unreaped && let Some(group) = Pid::from_raw(shell) {
+        // The group our unreaped child leads.
+        let _ = kill_process_group(group, signal);
     }
     let me = std::process::id() as libc::pid_t;
     for (pid, ppid) in descendants() {
         if ppid == me {
             // Our own child: nothing reaps it but this thread, so the pid is still it.
-            // SAFETY: sending a signal.
-            unsafe {
-                libc::kill(pid, signal);
+            if let Some(pid) = Pid::from_raw(pid) {
+                let _ = kill_process(pid, signal);
             }
         } else {
             signal_descendant(pid, signal);
@@ -932,31 +924,16 @@ fn signal_tree(shell: libc::pid_t, shell_unreaped: bool, signal: i32) {
 /// Signals `pid`, a descendant found in `/proc` whose parent is not this process, through
 /// a pidfd: the pidfd holds one process, and it is signalled only if that process still
 /// descends from this one (a pid reused meanwhile fails the check or the send).
-#[expect(
-    unsafe_code,
-    reason = "pidfd_open(2) and pidfd_send_signal(2) on a descendant, race-free"
-)]
-fn signal_descendant(pid: libc::pid_t, signal: i32) {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    if fd < 0 {
+fn signal_descendant(pid: libc::pid_t, signal: rustix::process::Signal) {
+    let Some(fd) = rustix::process::Pid::from_raw(pid).and_then(|pid| {
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    }) else {
         return;
-    }
-    // SAFETY: the descriptor was just returned to us.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    };
     if !descends_from_me(pid) {
         return;
     }
-    // SAFETY: pidfd_send_signal on our own pidfd; no siginfo.
-    unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        );
-    }
+    let _ = rustix::process::pidfd_send_signal(&fd, signal);
 }
 
 /// Whether `pid`'s chain of parents reaches this process.
