@@ -199,7 +199,7 @@ pub struct ToolDefinition {
 }
 
 /// The tools wavesh offers: `Bash`, `TaskOutput`, `TaskStop` and `TaskList` (aliases are
-/// accepted by [`crate::Session::call_tool`] but not listed).
+/// accepted by [`crate::Session::call_tool`](crate::AgentHandle::call_tool) but not listed).
 pub fn tool_definitions(config: &ToolConfig) -> Vec<ToolDefinition> {
     tool_definitions_with(config, &SandboxFacts::from_settings(&config.sandbox))
 }

@@ -8,7 +8,7 @@
 //! from one configuration so the advertised limits can never disagree.
 //!
 //! The permission decision and the sandbox level are taken here too, in
-//! [`Session::bash`], the same for every host (SBX-3).
+//! [`Session::bash`](crate::AgentHandle::bash), the same for every host (SBX-3).
 
 mod agent;
 pub mod config;
@@ -36,9 +36,9 @@ pub use input::{BashInput, InputError, parse_bash_input};
 pub use permissions::{Approver, Permissions, Prepared, Verdict};
 pub use sandbox::{NetworkSettings, SandboxSettings};
 pub use session::{
-    BashResult, CallContext, ProcessPath, Session, SessionBuilder, SessionError, Subagent,
-    TaskInfo, TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult, ToolError,
-    ToolOutput, approval_refusal, normalize_private, on_timeout,
+    AgentHandle, BashResult, CallContext, ProcessPath, Session, SessionBuilder, SessionError,
+    Subagent, TaskInfo, TaskNotification, TaskOutputResult, TaskSnapshot, TaskStopResult,
+    ToolError, ToolOutput, approval_refusal, normalize_private, on_timeout,
 };
 pub use task_tools::{TaskOutputInput, TaskStopInput};
 pub use tty::{TaskInputInput, TaskInputResult};

@@ -27,6 +27,7 @@ use crate::task_tools::{
 };
 
 mod builder;
+mod calls;
 mod facts;
 #[cfg(target_os = "linux")]
 mod network;
@@ -34,6 +35,7 @@ mod results;
 
 use builder::LoginEnvChoice;
 pub use builder::SessionBuilder;
+pub use calls::AgentHandle;
 pub use results::{
     BashResult, CallContext, SessionError, TaskInfo, TaskNotification, TaskOutputResult,
     TaskSnapshot, TaskStopResult, ToolError, ToolOutput, approval_refusal,
@@ -320,8 +322,15 @@ impl Owner {
 
 /// One agent session: a workspace, its current directory and its background tasks.
 pub struct Session {
-    shared: Arc<Shared>,
-    owner: Owner,
+    handle: AgentHandle,
+}
+
+impl std::ops::Deref for Session {
+    type Target = AgentHandle;
+
+    fn deref(&self) -> &AgentHandle {
+        &self.handle
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -331,193 +340,6 @@ impl std::fmt::Debug for Session {
             .field("cwd", &self.cwd())
             .finish_non_exhaustive()
     }
-}
-
-/// The tool calls shared by [`Session`] and [`Subagent`], written once.
-macro_rules! agent_calls {
-    () => {
-        fn agent(&self) -> Agent<'_> {
-            Agent::new(&self.shared, &self.owner)
-        }
-
-        /// Validates a raw JSON input and runs it.
-        pub async fn bash_json(
-            &self,
-            input: &serde_json::Value,
-            ctx: &CallContext,
-        ) -> Result<BashResult, ToolError> {
-            let input = parse_bash_input(input)?;
-            self.bash(input, ctx).await
-        }
-
-        /// Runs a `Bash` call.
-        pub async fn bash(
-            &self,
-            input: BashInput,
-            ctx: &CallContext,
-        ) -> Result<BashResult, ToolError> {
-            self.agent().bash(input, ctx, None).await
-        }
-
-        /// Runs a `Bash` call with the analysis and decision made for it beforehand
-        /// ([`Session::prepare`]); they are made again only if the command, the sandbox
-        /// flag or the working directory changed since.
-        pub async fn bash_prepared(
-            &self,
-            input: BashInput,
-            prepared: Prepared,
-            ctx: &CallContext,
-        ) -> Result<BashResult, ToolError> {
-            self.agent().bash(input, ctx, Some(prepared)).await
-        }
-
-        /// Validates a raw TaskOutput input and runs it.
-        pub async fn task_output_json(
-            &self,
-            input: &serde_json::Value,
-            ctx: &CallContext,
-        ) -> Result<TaskOutputResult, ToolError> {
-            let input = parse_task_output_input(input)?;
-            self.task_output(input, ctx).await
-        }
-
-        /// TaskOutput (TASK-1..3).
-        pub async fn task_output(
-            &self,
-            input: TaskOutputInput,
-            ctx: &CallContext,
-        ) -> Result<TaskOutputResult, ToolError> {
-            self.agent().task_output(input, ctx).await
-        }
-
-        /// Validates a raw TaskInput input and runs it.
-        pub async fn task_input_json(
-            &self,
-            input: &serde_json::Value,
-            ctx: &CallContext,
-        ) -> Result<crate::TaskInputResult, ToolError> {
-            let input = crate::tty::parse_task_input_input(input)?;
-            self.task_input(input, ctx).await
-        }
-
-        /// TaskInput (PTY-3): types into a tty task's terminal.
-        pub async fn task_input(
-            &self,
-            input: crate::TaskInputInput,
-            ctx: &CallContext,
-        ) -> Result<crate::TaskInputResult, ToolError> {
-            self.agent().task_input(input, ctx).await
-        }
-
-        /// PTY-4: what the user must see before text is typed into `task_id`, or `None`
-        /// when no approval is needed (see [`crate::tty::InputApproval`]).
-        pub fn task_input_approval(&self, task_id: &str) -> Option<crate::tty::InputApproval> {
-            self.agent().input_approval(task_id)
-        }
-
-        /// PTY-4: the user allowed any input to `task_id` for the rest of the session.
-        pub fn allow_task_input(&self, task_id: &str) {
-            self.agent().allow_input(task_id);
-        }
-
-        /// Validates a raw TaskStop input and runs it.
-        pub async fn task_stop_json(
-            &self,
-            input: &serde_json::Value,
-        ) -> Result<TaskStopResult, ToolError> {
-            let input = parse_task_stop_input(input)?;
-            self.task_stop(input).await
-        }
-
-        /// TaskStop (TASK-4): the model stops a task.
-        pub async fn task_stop(&self, input: TaskStopInput) -> Result<TaskStopResult, ToolError> {
-            self.agent()
-                .stop(&input.task_id, wavesh_exec::StopCause::Model)
-                .await
-        }
-
-        /// The user stops a task from the host's UI; its notification says so (BG-7).
-        pub async fn stop_task_by_user(&self, task_id: &str) -> Result<TaskStopResult, ToolError> {
-            self.agent()
-                .stop(task_id, wavesh_exec::StopCause::User)
-                .await
-        }
-
-        /// Tasks that ended since the last call, each returned once (BG-7, TASK-3).
-        pub fn take_notifications(&self) -> Vec<TaskNotification> {
-            self.agent().take_notifications()
-        }
-
-        /// This agent's tasks, oldest first (TASK-5).
-        pub fn list_tasks(&self) -> Vec<TaskInfo> {
-            self.agent().list_tasks()
-        }
-
-        /// The last 8192 bytes of a task's output, for the host's UI (TASK-5).
-        pub fn task_tail(&self, task_id: &str) -> Result<String, ToolError> {
-            self.agent().task_tail(task_id)
-        }
-
-        /// Changes whenever a task of this agent is registered or ends: look at
-        /// [`Self::take_notifications`] then.
-        pub fn subscribe_tasks(&self) -> watch::Receiver<u64> {
-            self.owner.tasks.subscribe()
-        }
-
-        /// Runs any of the tools by name (aliases included) on a raw JSON input: the one
-        /// entry point for hosts and the MCP server.
-        pub async fn call_tool(
-            &self,
-            name: &str,
-            input: &serde_json::Value,
-            ctx: &CallContext,
-        ) -> Result<ToolOutput, ToolError> {
-            self.call_tool_prepared(name, input, ctx, None).await
-        }
-
-        /// [`Self::call_tool`], with the Bash call's analysis and decision made
-        /// beforehand (an MCP gate's): not made again unless the call changed.
-        pub async fn call_tool_prepared(
-            &self,
-            name: &str,
-            input: &serde_json::Value,
-            ctx: &CallContext,
-            prepared: Option<Prepared>,
-        ) -> Result<ToolOutput, ToolError> {
-            if name == crate::BASH_TOOL_NAME {
-                let input = parse_bash_input(input)?;
-                let result = self.agent().bash(input, ctx, prepared).await?;
-                let mut output = ToolOutput::of(&result, result.is_error, &result.text);
-                output.image = result.image;
-                return Ok(output);
-            }
-            if crate::task_tools::is_task_output(name) {
-                let result = self.task_output_json(input, ctx).await?;
-                return Ok(ToolOutput::of(&result, false, &result.text));
-            }
-            if crate::tty::is_task_input(name) {
-                let result = self.task_input_json(input, ctx).await?;
-                return Ok(ToolOutput::of(&result, false, &result.text));
-            }
-            if crate::task_tools::is_task_stop(name) {
-                let result = self.task_stop_json(input).await?;
-                return Ok(ToolOutput::of(&result, false, &result.text));
-            }
-            if crate::task_tools::is_task_list(name) {
-                crate::task_tools::parse_task_list_input(input)?;
-                let tasks = self.list_tasks();
-                let text = crate::task_tools::task_list_text(&tasks);
-                let result = serde_json::json!({"text": text, "tasks": tasks});
-                return Ok(ToolOutput::of(&result, false, &text));
-            }
-            Err(ToolError::UnknownTool(name.to_owned()))
-        }
-
-        /// The raw task manager of this agent.
-        pub fn tasks(&self) -> &TaskManager {
-            &self.owner.tasks
-        }
-    };
 }
 
 impl Session {
@@ -548,8 +370,6 @@ impl Session {
         }
     }
 
-    agent_calls!();
-
     /// The settings keys this session ignored because they would loosen the sandbox from
     /// a file sandboxed commands may write (SBX-6), one line per file, for the host to
     /// show its user.
@@ -565,14 +385,14 @@ impl Session {
     }
 
     /// What would happen to `input` if called now: run at a level, ask, or refuse
-    /// (SBX-3). A host that asks its user calls this first, then calls [`Session::bash`]
+    /// (SBX-3). A host that asks its user calls this first, then calls [`Session::bash`](AgentHandle::bash)
     /// with `CallContext::approved` once the user said yes.
     pub fn verdict(&self, input: &BashInput) -> Verdict {
         self.prepare(input).verdict().clone()
     }
 
     /// The call's analysis and decision, made once: [`Prepared::verdict`] says what
-    /// would happen, and [`Session::bash_prepared`] runs the call without analysing it
+    /// would happen, and [`Session::bash_prepared`](AgentHandle::bash_prepared) runs the call without analysing it
     /// again (an MCP gate that asks first, then runs).
     pub fn prepare(&self, input: &BashInput) -> Prepared {
         self.shared.prepare(
@@ -656,8 +476,10 @@ impl Session {
     /// dropped (KILL-6).
     pub fn subagent(&self) -> Subagent {
         Subagent {
-            owner: Owner::new(&self.shared, true),
-            shared: Arc::clone(&self.shared),
+            handle: AgentHandle {
+                owner: Owner::new(&self.shared, true),
+                shared: Arc::clone(&self.shared),
+            },
         }
     }
 
@@ -684,8 +506,15 @@ impl Session {
 
 /// A subagent of a [`Session`], with its own background tasks.
 pub struct Subagent {
-    shared: Arc<Shared>,
-    owner: Owner,
+    handle: AgentHandle,
+}
+
+impl std::ops::Deref for Subagent {
+    type Target = AgentHandle;
+
+    fn deref(&self) -> &AgentHandle {
+        &self.handle
+    }
 }
 
 impl std::fmt::Debug for Subagent {
@@ -695,8 +524,6 @@ impl std::fmt::Debug for Subagent {
 }
 
 impl Subagent {
-    agent_calls!();
-
     /// Releases the subagent (it completed, failed or was aborted): every background
     /// task it started is stopped at once and waited for (KILL-6). Dropping it does the
     /// same without waiting.

@@ -501,8 +501,10 @@ impl SessionBuilder {
             },
         });
         Ok(Session {
-            owner: Owner::new(&shared, false),
-            shared,
+            handle: AgentHandle {
+                owner: Owner::new(&shared, false),
+                shared,
+            },
         })
     }
 }

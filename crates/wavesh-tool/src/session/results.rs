@@ -144,7 +144,7 @@ pub struct TaskStopResult {
     pub exit_code: Option<i32>,
 }
 
-/// The result of any tool call through [`Session::call_tool`].
+/// The result of any tool call through [`Session::call_tool`](crate::AgentHandle::call_tool).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     /// What the model reads.
