@@ -13,7 +13,7 @@ use crate::job::{BackgroundReason, ExitRecord, Job, JobSpec, Phase, StopCause};
 use crate::kill::Signaller;
 use crate::output::OutputFile;
 use crate::private_dir::{PrivateDir, PrivateDirError, random_name};
-use crate::sandbox::{CommandFiles, Level, Plan, SandboxConfig, SandboxError, Scrubbed};
+use crate::sandbox::{CommandFiles, Level, Plan, SandboxConfig, SandboxError};
 use crate::shell::Shell;
 use crate::spawn::{ExitStatus, SpawnSpec, Spawner, prelude};
 use crate::tasks::TaskManager;
@@ -138,27 +138,7 @@ pub struct Finished {
     pub sandbox: Option<Arc<SandboxOutcome>>,
 }
 
-/// What a sandboxed command ran under: for the denial and degradation notes and for
-/// masking scrubbed values (SBX-2, SBX-4, SBX-5).
-#[derive(Debug)]
-pub struct SandboxOutcome {
-    /// The plan it enforced.
-    pub plan: Plan,
-    /// Guarantees this machine could not give.
-    pub missing: Vec<crate::sandbox::Guarantee>,
-    /// The variables removed from its environment.
-    pub scrubbed: Scrubbed,
-    /// The directory it started in: relative paths of its error lines are judged from
-    /// it.
-    pub cwd: PathBuf,
-    /// The session's proxy, when the command could use it: its refusals are noted.
-    pub network: Option<crate::net::NetworkUse>,
-    /// Notes from when it ended: its git config changes applied or refused (SBX-9).
-    pub after_exit: std::sync::Mutex<Vec<String>>,
-    /// The directory its shell ended in, whatever its status, when it could be read:
-    /// relative paths of error lines printed after a `cd` are judged from it too.
-    pub final_cwd: std::sync::Mutex<Option<PathBuf>>,
-}
+pub use crate::sandbox::SandboxOutcome;
 
 /// A command now running as a background task.
 #[derive(Debug, Clone)]
@@ -470,12 +450,12 @@ impl Executor {
         let own_tmp =
             (request.sandbox == Level::ReadOnly).then(|| self.dir.path().join(format!("{id}-tmp")));
         let cleanup = |error: ExecError| {
-            crate::job::remove_quietly(&output_path);
+            crate::output::remove_quietly(&output_path);
             if let Some(path) = &cwd_file {
-                crate::job::remove_quietly(path);
+                crate::output::remove_quietly(path);
             }
             if let Some(dir) = &own_tmp {
-                crate::job::remove_dir_quietly(dir);
+                crate::output::remove_dir_quietly(dir);
             }
             error
         };
@@ -693,7 +673,7 @@ impl Executor {
             }
         }
         let (mut file, path) = self.dir.create_file("command", "")?;
-        crate::job::remove_quietly(&path);
+        crate::output::remove_quietly(&path);
         let write = (|| {
             file.write_all(command.as_bytes())?;
             file.seek(SeekFrom::Start(0))?;

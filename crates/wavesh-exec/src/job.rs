@@ -124,7 +124,7 @@ pub struct Job {
     signaller: Arc<dyn Signaller>,
     on_exit: Option<ExitHook>,
     output_cap: Option<u64>,
-    sandbox: Option<Arc<crate::executor::SandboxOutcome>>,
+    sandbox: Option<Arc<crate::sandbox::SandboxOutcome>>,
     /// The terminal of a tty task (PTY-1).
     terminal: Option<Arc<crate::pty::Terminal>>,
 }
@@ -150,7 +150,7 @@ pub(crate) struct JobSpec {
     pub background: Option<BackgroundReason>,
     pub on_exit: Option<ExitHook>,
     pub output_cap: Option<u64>,
-    pub sandbox: Option<Arc<crate::executor::SandboxOutcome>>,
+    pub sandbox: Option<Arc<crate::sandbox::SandboxOutcome>>,
     pub terminal: Option<Arc<crate::pty::Terminal>>,
 }
 
@@ -219,7 +219,7 @@ impl Job {
     fn record_exit(&self, status: ExitStatus) {
         let (cwd_after, final_cwd) = self.take_cwd(status);
         if let Some(dir) = &self.tmp_dir {
-            remove_dir_quietly(dir);
+            crate::output::remove_dir_quietly(dir);
         }
         if let Some(sandbox) = &self.sandbox {
             *sandbox
@@ -269,7 +269,7 @@ impl Job {
         };
         let wanted = status.success() && self.lock().phase == Phase::Foreground;
         let read = read_cwd_file(path);
-        remove_quietly(path);
+        crate::output::remove_quietly(path);
         (read.clone().filter(|_| wanted), read)
     }
 
@@ -299,7 +299,7 @@ impl Job {
     }
 
     /// The sandbox the command runs in, if any.
-    pub fn sandbox(&self) -> Option<&Arc<crate::executor::SandboxOutcome>> {
+    pub fn sandbox(&self) -> Option<&Arc<crate::sandbox::SandboxOutcome>> {
         self.sandbox.as_ref()
     }
 
@@ -374,7 +374,7 @@ impl Job {
         state.background_reason = Some(reason);
         drop(state);
         if let Some(path) = &self.cwd_file {
-            remove_quietly(path);
+            crate::output::remove_quietly(path);
         }
         true
     }
@@ -499,22 +499,5 @@ fn read_cwd_file(path: &Path) -> Option<PathBuf> {
             tracing::debug!(path = %path.display(), %error, "cwd read-back failed");
             None
         }
-    }
-}
-
-pub(crate) fn remove_quietly(path: &Path) {
-    if let Err(error) = std::fs::remove_file(path)
-        && error.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(path = %path.display(), %error, "could not remove a private file");
-    }
-}
-
-/// Removes a private directory and everything in it, logging a failure.
-pub(crate) fn remove_dir_quietly(path: &Path) {
-    if let Err(error) = std::fs::remove_dir_all(path)
-        && error.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(path = %path.display(), %error, "could not remove a private directory");
     }
 }

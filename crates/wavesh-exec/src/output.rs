@@ -74,7 +74,24 @@ impl OutputFile {
 impl Drop for OutputFile {
     fn drop(&mut self) {
         if !self.keep {
-            crate::job::remove_quietly(&self.path);
+            remove_quietly(&self.path);
         }
+    }
+}
+
+pub(crate) fn remove_quietly(path: &Path) {
+    if let Err(error) = std::fs::remove_file(path)
+        && error.kind() != io::ErrorKind::NotFound
+    {
+        tracing::warn!(path = %path.display(), %error, "could not remove a private file");
+    }
+}
+
+/// Removes a private directory and everything in it, logging a failure.
+pub(crate) fn remove_dir_quietly(path: &Path) {
+    if let Err(error) = std::fs::remove_dir_all(path)
+        && error.kind() != io::ErrorKind::NotFound
+    {
+        tracing::warn!(path = %path.display(), %error, "could not remove a private directory");
     }
 }

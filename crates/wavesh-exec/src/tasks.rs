@@ -243,7 +243,7 @@ impl TaskManager {
     /// for them any more. Persisted foreground outputs are not tasks and stay.
     fn remove_task_outputs(&self) {
         for job in &self.lock().tasks {
-            crate::job::remove_quietly(job.output_path());
+            crate::output::remove_quietly(job.output_path());
         }
     }
 }

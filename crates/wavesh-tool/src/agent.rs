@@ -15,11 +15,12 @@ use crate::config::{ASSISTANT_BUDGET_MS, HostMode};
 use crate::input::BashInput;
 use crate::permissions::{Prepared, Verdict};
 use crate::render::{self, ExitMeaning, ModelOutput};
-use crate::session::{
-    BashResult, CallContext, Owner, Shared, TaskInfo, TaskNotification, TaskOutputResult,
-    TaskSnapshot, TaskStopResult, ToolError, on_timeout, rfc3339,
+use crate::results::{
+    BashResult, CallContext, TaskInfo, TaskNotification, TaskOutputResult, TaskSnapshot,
+    TaskStopResult, ToolError, on_timeout, rfc3339,
 };
 use crate::shell_state::ShellSelection;
+use crate::state::{Owner, Shared};
 use crate::task_tools::{
     self, FINISHED_TAIL_BYTES, HOST_TAIL_BYTES, NOTIFICATION_TAIL_CHARS, RUNNING_HEAD_BYTES,
     Retrieval, TASK_STOP_TIMEOUT_MS, TaskOutputInput,

@@ -20,10 +20,12 @@ pub mod input;
 mod permissions;
 pub mod read_state;
 pub mod render;
+mod results;
 pub mod sandbox;
 pub mod sandbox_text;
 mod session;
 pub mod shell_state;
+mod state;
 pub mod task_tools;
 pub mod tty;
 

@@ -273,7 +273,7 @@ mod tests {
     }
 
     fn approval_refusal_text(decision: &Decision) -> String {
-        crate::approval_refusal("Needs approval", decision)
+        crate::results::approval_refusal("Needs approval", decision)
     }
 
     fn ww() -> SandboxSettings {

@@ -194,7 +194,8 @@ fn line_count(path: &Path) -> Option<u64> {
 /// Records the reads of a successful foreground command (READ-1).
 pub fn record_reads(analysis: &Analysis, cwd: &Path, state: &dyn ReadFileState) {
     for read in reads(analysis) {
-        let path = crate::session::resolve(cwd, &read.file);
+        // Relative to the command's directory, lexically normalised.
+        let path = wavesh_exec::lexical_join(cwd, Path::new(&read.file));
         let Ok(meta) = std::fs::metadata(&path) else {
             continue;
         };

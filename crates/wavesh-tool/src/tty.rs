@@ -19,7 +19,7 @@ use wavesh_exec::sandbox::Level;
 use crate::agent::ModelView;
 use crate::input::{InputError, as_object, milliseconds, reject_unknown};
 use crate::permissions::Approver;
-use crate::session::{BashResult, CallContext, ToolError};
+use crate::results::{BashResult, CallContext, ToolError};
 
 /// TaskInput's name.
 pub const TASK_INPUT_TOOL_NAME: &str = "TaskInput";

@@ -659,3 +659,25 @@ mod tests {
         );
     }
 }
+
+/// What a sandboxed command ran under: for the denial and degradation notes and for
+/// masking scrubbed values (SBX-2, SBX-4, SBX-5).
+#[derive(Debug)]
+pub struct SandboxOutcome {
+    /// The plan it enforced.
+    pub plan: Plan,
+    /// Guarantees this machine could not give.
+    pub missing: Vec<Guarantee>,
+    /// The variables removed from its environment.
+    pub scrubbed: Scrubbed,
+    /// The directory it started in: relative paths of its error lines are judged from
+    /// it.
+    pub cwd: PathBuf,
+    /// The session's proxy, when the command could use it: its refusals are noted.
+    pub network: Option<crate::net::NetworkUse>,
+    /// Notes from when it ended: its git config changes applied or refused (SBX-9).
+    pub after_exit: std::sync::Mutex<Vec<String>>,
+    /// The directory its shell ended in, whatever its status, when it could be read:
+    /// relative paths of error lines printed after a `cd` are judged from it too.
+    pub final_cwd: std::sync::Mutex<Option<PathBuf>>,
+}

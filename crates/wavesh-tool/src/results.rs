@@ -1,7 +1,13 @@
 //! What a call gives back and how it fails: the call context, the results of each
 //! tool, and the tool's and the session's errors.
 
-use super::*;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use wavesh_exec::{ExecError, OnTimeout, PrivateDirError, ShellError};
+
+use crate::input::InputError;
 
 /// What the host passes with each call: the abort token (EXEC-6), the progress sink
 /// (EXEC-5), the user's move to the background (BG-6), and whether the host asked its
@@ -376,4 +382,55 @@ pub fn approval_refusal(opening: &str, decision: &wavesh_policy::Decision) -> St
         text.push_str(" Ask the user to run it.");
     }
     text
+}
+
+/// EXEC-4: a command whose first simple command is `sleep` is killed at its deadline;
+/// any other moves to the background for `reason`. The first command is read from the
+/// call's analysis; only a command that did not parse is read by its first raw word.
+pub fn on_timeout(
+    analysis: &wavesh_parse::Analysis,
+    command: &str,
+    reason: wavesh_exec::BackgroundReason,
+) -> OnTimeout {
+    // The analysis lists the simple commands it descends into; inside a construct it
+    // does not (`a &`, a subshell, a loop) the first word as written decides.
+    let first = if analysis.failure.is_none() && analysis.unsupported.is_empty() {
+        analysis
+            .commands
+            .iter()
+            .find_map(|c| c.argv.first())
+            .filter(|w| w.is_static())
+            .map(|w| w.value.as_str())
+    } else {
+        command
+            .trim_start_matches(|c: char| c == '(' || c == '{' || c.is_whitespace())
+            .split_whitespace()
+            .next()
+    };
+    match first {
+        Some("sleep") => OnTimeout::Kill,
+        _ => OnTimeout::MoveToBackground(reason),
+    }
+}
+
+/// RFC 3339 in UTC with milliseconds, without a date crate.
+pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (hour, minute, second) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    // Civil-from-days (Howard Hinnant's algorithm), valid for every date after 1970.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{:03}Z",
+        since.subsec_millis()
+    )
 }
