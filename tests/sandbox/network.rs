@@ -418,6 +418,21 @@ async fn net_2_refusals_name_the_host_and_the_setting() {
         s.shutdown().await;
     }
     assert_eq!(up.hits(), 0, "a refused request reached the upstream");
+    // A program that ignores the proxy: no route out of the session's namespace, and a
+    // note that says what does reach the network (NET-1).
+    let s = session(&f, Level::WorkspaceWrite, |_| {});
+    let direct = "curl -sS -m 5 --noproxy '*' http://192.0.2.1/; echo \"rc=$?\"";
+    let result = f.run(&s, direct).await;
+    assert!(
+        result.text.contains("a direct network connection"),
+        "a direct connection got no note: {}",
+        result.text
+    );
+    transcript.push_str(&format!(
+        "### a direct connection\n$ {direct}\n{}\n",
+        result.text
+    ));
+    s.shutdown().await;
     insta::assert_snapshot!("network-refusals", transcript);
 }
 

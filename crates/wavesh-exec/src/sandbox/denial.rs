@@ -59,7 +59,12 @@ fn explain(
         let whole = line;
         let line = strip_shell_prefix(line);
         let denied = DENIAL_WORDS.iter().any(|w| line.contains(w));
-        if NETWORK_WORDS.iter().any(|w| line.contains(w)) {
+        // A connection that found no route (curl says only "Couldn't connect") is the
+        // session network's refusal unless it was to the session's own loopback.
+        let no_route = plan.session_net.is_some()
+            && CONNECT_WORDS.iter().any(|w| line.contains(w))
+            && !LOOPBACK_NAMES.iter().any(|w| line.contains(w));
+        if no_route || NETWORK_WORDS.iter().any(|w| line.contains(w)) {
             if !plan.network {
                 network = true;
                 continue;
@@ -257,6 +262,18 @@ const NETWORK_WORDS: &[&str] = &[
     "/dev/udp/",
     "getaddrinfo",
 ];
+
+/// Errors of a connection that found no way out: in the session's network namespace, a
+/// program that ignores `HTTP_PROXY` gets these for any address but loopback.
+const CONNECT_WORDS: &[&str] = &[
+    "Couldn't connect to server",
+    "No route to host",
+    "Network unreachable",
+];
+
+/// Names of the loopback, whose connection errors are the session's own servers', not
+/// the network's.
+const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.", "::1", "0.0.0.0"];
 
 /// Words of an error line that say it was a write (the shell's own redirection errors
 /// included). A permission error on an existing path without any of them was a read,
@@ -734,6 +751,8 @@ mod tests {
         let cwd = Path::new("/ws");
         for line in [
             "OSError: [Errno 101] Network is unreachable",
+            "curl: (7) Failed to connect to 192.0.2.1 port 80 after 0 ms: Couldn't connect to server",
+            "nc: connect to 203.0.113.9 port 22 (tcp) failed: No route to host",
             "ssh: Could not resolve hostname example.com: Temporary failure in name resolution",
             "curl: (6) Could not resolve host: example.com",
         ] {
@@ -742,6 +761,13 @@ mod tests {
                 note.contains("a direct network connection") && note.contains("HTTP_PROXY"),
                 "{line}: {note}"
             );
+        }
+        // A server of the session's own that is not up: its loopback, not the sandbox.
+        for line in [
+            "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Couldn't connect to server",
+            "curl: (7) Failed to connect to 127.0.0.1 port 3000 after 0 ms: Couldn't connect to server",
+        ] {
+            assert_eq!(explain_denials(line, &ws, cwd, None), None, "{line}");
         }
         // With the host's network (a command approved to use it), nothing was refused.
         ws.session_net = None;
