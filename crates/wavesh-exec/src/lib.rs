@@ -14,6 +14,8 @@
 
 #[cfg(target_os = "linux")]
 pub mod cgroup;
+#[cfg(target_os = "linux")]
+mod clone3;
 pub mod env_vars;
 mod executor;
 mod job;

@@ -1008,25 +1008,6 @@ fn descendants() -> Vec<(libc::pid_t, libc::pid_t)> {
     found
 }
 
-/// The kernel's `struct clone_args` (clone3), up to `cgroup` (Linux 5.7).
-#[repr(C)]
-#[derive(Default)]
-struct CloneArgs {
-    flags: u64,
-    pidfd: u64,
-    child_tid: u64,
-    parent_tid: u64,
-    exit_signal: u64,
-    stack: u64,
-    stack_size: u64,
-    tls: u64,
-    set_tid: u64,
-    set_tid_size: u64,
-    cgroup: u64,
-}
-
-const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
-
 /// Forks a child born in the cgroup whose directory is `cgroup` (clone3 with
 /// CLONE_INTO_CGROUP): no migration afterwards, which would take the cgroup
 /// threadgroup lock for writing and can stall a spawn for an RCU grace period (tens of
@@ -1037,21 +1018,15 @@ const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
     reason = "clone3(2) into a cgroup, or fork(2), in a single-threaded process"
 )]
 fn fork_into_cgroup(cgroup: RawFd) -> (libc::pid_t, bool) {
-    let args = CloneArgs {
-        flags: CLONE_INTO_CGROUP,
-        exit_signal: libc::SIGCHLD as u64,
-        cgroup: cgroup as u64,
-        ..CloneArgs::default()
-    };
-    // SAFETY: clone3 without CLONE_VM or a new stack behaves as fork in this
-    // single-threaded process; the child only makes system calls before exec.
+    // SAFETY: a fork in this single-threaded process; the child only makes system
+    // calls before exec.
     let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            &args as *const CloneArgs,
-            size_of::<CloneArgs>(),
+        crate::clone3::fork(
+            crate::clone3::CLONE_INTO_CGROUP,
+            libc::SIGCHLD as u64,
+            Some(cgroup),
         )
-    } as libc::pid_t;
+    };
     if pid >= 0 {
         return (pid, true);
     }

@@ -95,23 +95,39 @@ fn allowed_programs(command: &str) -> Vec<String> {
     allowed
 }
 
+/// Whether strace can trace here; if not, says so (a failure under
+/// `WAVESH_TEST_REQUIRE_ALL`).
+fn strace_or_skip() -> bool {
+    match observe::strace_works() {
+        Ok(()) => true,
+        Err(why) => {
+            wavesh_testkit::missing_prerequisite(
+                &format!("strace, for the behaviour check ({why})"),
+                "apt-get install strace; scripts/test does it as root",
+            );
+            false
+        }
+    }
+}
+
+/// The classifier's view of a prepared scratch workspace.
+fn context(s: &Scratch) -> ClassifyContext {
+    ClassifyContext {
+        home: s.home.clone(),
+        cwd: s.work.clone(),
+        git: git_context(&s.work, &[], &RealFs),
+        ..ClassifyContext::default()
+    }
+}
+
 #[test]
 fn ro_14_approved_variants_have_no_effect() {
-    if let Err(why) = observe::strace_works() {
-        wavesh_testkit::missing_prerequisite(
-            &format!("strace, for the behaviour check ({why})"),
-            "apt-get install strace; scripts/test does it as root",
-        );
+    if !strace_or_skip() {
         return;
     }
     let probe = Scratch::new("behaviour-probe");
     workspace(&probe);
-    let ctx = ClassifyContext {
-        home: probe.home.clone(),
-        cwd: probe.work.clone(),
-        git: git_context(&probe.work, &[], &RealFs),
-        ..ClassifyContext::default()
-    };
+    let ctx = context(&probe);
     let all = generate::variants();
     let mut approved: Vec<String> = all
         .iter()
@@ -211,21 +227,12 @@ fn sample_of(all: &[String], default_limit: usize) -> (Vec<String>, bool) {
 
 #[test]
 fn ro_14_variants_from_the_programs_own_option_lists_have_no_effect() {
-    if let Err(why) = observe::strace_works() {
-        wavesh_testkit::missing_prerequisite(
-            &format!("strace, for the behaviour check ({why})"),
-            "apt-get install strace; scripts/test does it as root",
-        );
+    if !strace_or_skip() {
         return;
     }
     let probe = Scratch::new("behaviour-help");
     workspace(&probe);
-    let ctx = ClassifyContext {
-        home: probe.home.clone(),
-        cwd: probe.work.clone(),
-        git: git_context(&probe.work, &[], &RealFs),
-        ..ClassifyContext::default()
-    };
+    let ctx = context(&probe);
     let drawn = help::variants(&probe.work, &probe.home);
     // What the tables' own variants try is the other test's.
     let tried: std::collections::HashSet<String> = generate::variants().into_iter().collect();
@@ -269,11 +276,7 @@ fn ro_14_variants_from_the_programs_own_option_lists_have_no_effect() {
 
 #[test]
 fn ro_14_the_observer_sees_effects() {
-    if let Err(why) = observe::strace_works() {
-        wavesh_testkit::missing_prerequisite(
-            &format!("strace, for the behaviour check ({why})"),
-            "apt-get install strace; scripts/test does it as root",
-        );
+    if !strace_or_skip() {
         return;
     }
     let s = Scratch::new("behaviour-self");

@@ -110,39 +110,12 @@ pub(crate) fn isolation_user_namespace() -> Option<(u32, u32)> {
     reason = "a raw clone(2) into new namespaces for the probe"
 )]
 pub(crate) unsafe fn fork_isolated(userns: bool) -> libc::pid_t {
-    #[repr(C)]
-    struct CloneArgs {
-        flags: u64,
-        pidfd: u64,
-        child_tid: u64,
-        parent_tid: u64,
-        exit_signal: u64,
-        stack: u64,
-        stack_size: u64,
-        tls: u64,
-    }
     let mut flags = libc::CLONE_NEWPID as u64;
     if userns {
         flags |= libc::CLONE_NEWUSER as u64;
     }
-    let args = CloneArgs {
-        flags,
-        pidfd: 0,
-        child_tid: 0,
-        parent_tid: 0,
-        exit_signal: libc::SIGCHLD as u64,
-        stack: 0,
-        stack_size: 0,
-        tls: 0,
-    };
-    // SAFETY: clone3 without CLONE_VM or a stack behaves as fork.
-    unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            &args as *const CloneArgs,
-            size_of::<CloneArgs>(),
-        ) as libc::pid_t
-    }
+    // SAFETY: the caller's contract is fork's.
+    unsafe { crate::clone3::fork(flags, libc::SIGCHLD as u64, None) }
 }
 
 /// Whether the supervisor can isolate a command ([`ChildSandbox::isolate`]): PID and

@@ -377,38 +377,11 @@ fn fork_subreaper(channel: RawFd, payload: &[u8], fds: Vec<OwnedFd>, socket: Own
 /// As for `fork`.
 #[expect(unsafe_code, reason = "clone3(2) without CLONE_VM or a stack: a fork")]
 unsafe fn clone_parent(isolate: bool) -> libc::pid_t {
-    #[repr(C)]
-    struct CloneArgs {
-        flags: u64,
-        pidfd: u64,
-        child_tid: u64,
-        parent_tid: u64,
-        exit_signal: u64,
-        stack: u64,
-        stack_size: u64,
-        tls: u64,
-    }
     let mut flags = libc::CLONE_PARENT as u64;
     if isolate {
         flags |= libc::CLONE_NEWPID as u64;
     }
-    let args = CloneArgs {
-        flags,
-        pidfd: 0,
-        child_tid: 0,
-        parent_tid: 0,
-        // With CLONE_PARENT the kernel takes the zygote's own exit signal (SIGCHLD).
-        exit_signal: 0,
-        stack: 0,
-        stack_size: 0,
-        tls: 0,
-    };
-    // SAFETY: clone3 without CLONE_VM or a stack behaves as fork.
-    unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            &args as *const CloneArgs,
-            size_of::<CloneArgs>(),
-        ) as libc::pid_t
-    }
+    // With CLONE_PARENT the kernel takes the zygote's own exit signal (SIGCHLD).
+    // SAFETY: the caller's contract is fork's.
+    unsafe { crate::clone3::fork(flags, 0, None) }
 }
