@@ -438,10 +438,7 @@ pub(crate) fn overlay_removes() -> bool {
 
 fn probe_overlay(remove: bool) -> bool {
     use std::os::unix::process::CommandExt;
-    let Some(program) = ["/bin/true", "/usr/bin/true"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
+    let Some(mut command) = super::imp::quiet_true() else {
         return false;
     };
     let base = std::env::temp_dir().join(format!(
@@ -479,11 +476,6 @@ fn probe_overlay(remove: bool) -> bool {
     );
     let uid_map = CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default();
     let gid_map = CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default();
-    let mut command = std::process::Command::new(program);
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
     #[expect(
         unsafe_code,
         reason = "pre_exec runs unshare(2), mount(2) and file writes in the forked child"

@@ -59,20 +59,26 @@ pub(super) fn seccomp_available() -> bool {
     mode >= 0 && ARCH.is_some()
 }
 
-/// Whether a child may `unshare(flags)`: tried in a short-lived `true`.
-pub(super) fn probe_unshare(flags: libc::c_int) -> bool {
-    use std::os::unix::process::CommandExt;
-    let Some(program) = ["/bin/true", "/usr/bin/true"]
+/// `true` with its standard streams on `/dev/null`: the short-lived child a probe tries
+/// its system calls in (in `pre_exec`). `None` where no `true` is installed.
+pub(crate) fn quiet_true() -> Option<std::process::Command> {
+    let program = ["/bin/true", "/usr/bin/true"]
         .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
-        return false;
-    };
+        .find(|p| Path::new(p).exists())?;
     let mut command = std::process::Command::new(program);
     command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
+    Some(command)
+}
+
+/// Whether a child may `unshare(flags)`: tried in a short-lived `true`.
+pub(super) fn probe_unshare(flags: libc::c_int) -> bool {
+    use std::os::unix::process::CommandExt;
+    let Some(mut command) = quiet_true() else {
+        return false;
+    };
     #[expect(unsafe_code, reason = "pre_exec runs unshare(2) in the forked child")]
     // SAFETY: unshare(2) is a single system call, async-signal-safe.
     unsafe {
@@ -183,17 +189,9 @@ pub(crate) fn probe_in_new_pid_namespace(
     in_child: impl Fn() -> bool + Send + Sync + 'static,
 ) -> bool {
     use std::os::unix::process::CommandExt;
-    let Some(program) = ["/bin/true", "/usr/bin/true"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
+    let Some(mut command) = quiet_true() else {
         return false;
     };
-    let mut command = std::process::Command::new(program);
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
     // SAFETY: system calls only; `in_child` promises the same.
     unsafe {
         command.pre_exec(move || {
