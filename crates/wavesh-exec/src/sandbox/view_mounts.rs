@@ -508,20 +508,15 @@ fn probe_overlay(remove: bool) -> bool {
                 write(c"/proc/self/uid_map", &uid_map)?;
                 write(c"/proc/self/gid_map", &gid_map)?;
             }
-            if libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-                || libc::mount(
-                    c"overlay".as_ptr(),
-                    merged.as_ptr(),
-                    c"overlay".as_ptr(),
+            let mount = super::imp::mount;
+            if !mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
+                || !mount(
+                    Some(c"overlay"),
+                    &merged,
+                    Some(c"overlay"),
                     0,
-                    options.as_ptr().cast(),
-                ) != 0
+                    Some(&options),
+                )
             {
                 return Err(io::Error::last_os_error());
             }

@@ -127,60 +127,45 @@ impl ChildSandbox {
         // a `mount_attr` on the stack.
         unsafe {
             // Nothing mounted here may reach the host's namespace.
-            if libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_SLAVE,
-                std::ptr::null(),
-            ) != 0
-            {
+            if !mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE, None) {
                 return Err(fail("making / a slave mount"));
             }
-            if libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            ) != 0
-            {
+            let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            if !mount(Some(c"proc"), c"/proc", Some(c"proc"), proc_flags, None) {
                 return Err(fail("mounting /proc"));
             }
             // Terminals of the command's own: a new devpts instance, so no other
             // terminal's `/dev/pts/N` can be opened to read what is typed there or to
             // turn its echo off (SBX-7).
-            if libc::mount(
-                c"devpts".as_ptr(),
-                c"/dev/pts".as_ptr(),
-                c"devpts".as_ptr(),
+            if !mount(
+                Some(c"devpts"),
+                c"/dev/pts",
+                Some(c"devpts"),
                 libc::MS_NOSUID | libc::MS_NOEXEC,
-                c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
-            ) != 0
-            {
+                Some(c"newinstance,ptmxmode=0666,mode=0620"),
+            ) {
                 return Err(fail("mounting a devpts of its own"));
             }
-            if libc::mount(
-                c"/dev/pts/ptmx".as_ptr(),
-                c"/dev/ptmx".as_ptr(),
-                std::ptr::null(),
+            if !mount(
+                Some(c"/dev/pts/ptmx"),
+                c"/dev/ptmx",
+                None,
                 libc::MS_BIND,
-                std::ptr::null(),
-            ) != 0
-                && errno() != libc::ENOENT
+                None,
+            ) && errno() != libc::ENOENT
             {
                 return Err(fail("binding its /dev/pts/ptmx"));
             }
             // A `/dev/shm` of the command's own (POSIX semaphores and shared memory:
             // Python's multiprocessing, browsers): writable, and gone with the command.
             // The host's stays out of reach.
-            shm = libc::mount(
-                c"tmpfs".as_ptr(),
-                c"/dev/shm".as_ptr(),
-                c"tmpfs".as_ptr(),
+            shm = mount(
+                Some(c"tmpfs"),
+                c"/dev/shm",
+                Some(c"tmpfs"),
                 libc::MS_NOSUID | libc::MS_NODEV,
-                c"size=256m,mode=1777".as_ptr().cast(),
-            ) == 0;
+                Some(c"size=256m,mode=1777"),
+            );
             if !shm && errno() != libc::ENOENT {
                 return Err(fail("mounting /dev/shm"));
             }
@@ -189,14 +174,7 @@ impl ChildSandbox {
                 bound.push(c"/dev/shm");
             }
             for path in &writable {
-                if libc::mount(
-                    path.as_ptr(),
-                    path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) == 0
-                {
+                if mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC, None) {
                     bound.push(path.as_c_str());
                 } else if errno() != libc::ENOENT {
                     return Err(fail(&format!("binding {}", path.to_string_lossy())));
@@ -645,4 +623,30 @@ pub(super) fn errno() -> i32 {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
+}
+
+/// mount(2); a source, type or data of `None` is passed as NULL. Whether it succeeded
+/// (errno says why not). A system call only: callable between `fork` and `exec`.
+#[expect(
+    unsafe_code,
+    reason = "mount(2) on C strings borrowed for the call, or NULL"
+)]
+pub(crate) fn mount(
+    source: Option<&std::ffi::CStr>,
+    target: &std::ffi::CStr,
+    fstype: Option<&std::ffi::CStr>,
+    flags: libc::c_ulong,
+    data: Option<&std::ffi::CStr>,
+) -> bool {
+    let ptr = |s: Option<&std::ffi::CStr>| s.map_or(std::ptr::null(), std::ffi::CStr::as_ptr);
+    // SAFETY: each pointer is NULL or a NUL-terminated string that outlives the call.
+    unsafe {
+        libc::mount(
+            ptr(source),
+            target.as_ptr(),
+            ptr(fstype),
+            flags,
+            ptr(data).cast(),
+        ) == 0
+    }
 }
