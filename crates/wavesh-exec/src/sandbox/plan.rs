@@ -34,7 +34,7 @@ pub struct Plan {
     /// Existing paths inside writable directories that stay read-only (SBX-1).
     pub read_only: Vec<PathBuf>,
     /// Secret paths: absolute, not necessarily existing, globs expanded against what
-    /// exists when the plan is made, nothing under `/proc` ([`secret_paths`]).
+    /// exists when the plan is made, nothing under `/proc` (`secret_paths`).
     pub secret_paths: Vec<PathBuf>,
     /// Secret file-name patterns (see [`super::SecretList::names`]).
     pub secret_names: Vec<String>,
@@ -44,7 +44,7 @@ pub struct Plan {
     pub scan_dirs: Vec<PathBuf>,
     /// Trees whose every directory is matched against `secret_names`, except `.git` and
     /// the dependency and build directories the search never enters, up to
-    /// [`MAX_SCANNED_DIRS`] directories: the workspace root and the additional
+    /// `MAX_SCANNED_DIRS` directories: the workspace root and the additional
     /// directories.
     pub scan_trees: Vec<PathBuf>,
     /// TCP connect stays open: the command reads over the network (`gh pr view`), an
@@ -183,7 +183,7 @@ pub struct Protected {
 /// (docs/sandbox.md says what covers the rest).
 ///
 /// Writable git directories come only from a linked worktree whose structure git itself
-/// made and no sandboxed command can forge ([`linked_worktree`]): a `.git` file or a
+/// made and no sandboxed command can forge (`linked_worktree`): a `.git` file or a
 /// `commondir` a command wrote never widens a later plan (SBX-6).
 pub fn protected_paths(root: &Path) -> Protected {
     let mut out = Protected::default();

@@ -82,7 +82,7 @@ pub struct CacheView {
 pub const OUTPUT_VARIABLES: &[&str] = &["CARGO_TARGET_DIR"];
 
 /// The environment variables that name a toolchain cache; where one is set, its value is
-/// the cache, else the default of [`default_caches`].
+/// the cache, else the default of `default_caches`.
 pub const CACHE_VARIABLES: &[&str] = &[
     "GOCACHE",
     "GOMODCACHE",
