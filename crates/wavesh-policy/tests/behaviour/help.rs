@@ -19,7 +19,7 @@ const OPERANDS: &[&str] = &["a.txt", "src", "*", ".env", ""];
 
 /// One option as a help text shows it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Option_ {
+struct HelpOption {
     name: String,
     /// Shown with a value (`--width=N`, `--color[=WHEN]`, `-t SEP`).
     value: bool,
@@ -37,7 +37,7 @@ pub struct Drawn {
 /// The options a help text lists: every word shaped as one (`-x`, `--name`, with
 /// `=VALUE`, `[=VALUE]` or a following upper-case word for a value). Words in the
 /// descriptions count too: more variants, never fewer.
-fn options(help: &str) -> BTreeSet<Option_> {
+fn options(help: &str) -> BTreeSet<HelpOption> {
     let mut found = BTreeSet::new();
     for line in help.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -66,7 +66,7 @@ fn options(help: &str) -> BTreeSet<Option_> {
                 }
                 let rest = &long[name.len()..];
                 let value = rest.starts_with('=') || rest.starts_with("[=") || next_is_value;
-                found.insert(Option_ {
+                found.insert(HelpOption {
                     name: format!("--{name}"),
                     value,
                 });
@@ -80,7 +80,7 @@ fn options(help: &str) -> BTreeSet<Option_> {
                 }
                 let value = next_is_value || rest.starts_with('[') || rest.starts_with('<');
                 if rest.is_empty() || value {
-                    found.insert(Option_ {
+                    found.insert(HelpOption {
                         name: format!("-{c}"),
                         value,
                     });
@@ -117,7 +117,7 @@ fn help(program: &[&str], flag: &str, work: &Path, home: &Path) -> String {
 }
 
 /// The variants of one option of `prefix` (the program, or `git SUB`).
-fn option_variants(prefix: &str, option: &Option_, n: &mut usize, out: &mut Vec<String>) {
+fn option_variants(prefix: &str, option: &HelpOption, n: &mut usize, out: &mut Vec<String>) {
     let mut next = || {
         *n += 1;
         (VALUES[*n % VALUES.len()], OPERANDS[*n % OPERANDS.len()])
