@@ -15,6 +15,7 @@
 #[allow(dead_code)]
 mod util;
 
+mod ahead;
 mod background;
 mod boundary;
 mod defaults;

@@ -177,6 +177,8 @@ async fn run_command(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The user typed the command: it runs at exactly the level asked for, whatever
     // Claude Code's settings say.
     builder.sandbox_level(args.sandbox).no_claude_settings();
+    // One command: no next one to start ahead.
+    builder.start_ahead(false);
     if !args.login_env {
         builder.no_login_env();
     }

@@ -1,6 +1,7 @@
 //! Running one command: the foreground deadline, the move to the background, abort and
 //! timeout kill (EXEC, BG-1..3).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -198,16 +199,26 @@ pub enum ExecError {
 
 /// Runs commands in fresh shells.
 pub struct Executor {
-    shell: Shell,
-    dir: Arc<PrivateDir>,
-    spawner: Arc<dyn Spawner>,
-    signaller: Arc<dyn Signaller>,
+    inner: Arc<Inner>,
+    /// The next read-only command's shell, started ahead of it.
+    #[cfg(target_os = "linux")]
+    ahead: Arc<crate::ahead::Ahead>,
+}
+
+/// What starting a command needs; shared with the start of the next command's shell
+/// ahead of it ([`crate::ahead`]), which runs after the call that scheduled it returned.
+#[derive(Clone)]
+pub(crate) struct Inner {
+    pub(crate) shell: Shell,
+    pub(crate) dir: Arc<PrivateDir>,
+    pub(crate) spawner: Arc<dyn Spawner>,
+    pub(crate) signaller: Arc<dyn Signaller>,
     env: Vec<(OsString, Option<OsString>)>,
-    output_cap: Option<u64>,
-    search: Option<PathBuf>,
+    pub(crate) output_cap: Option<u64>,
+    pub(crate) search: Option<PathBuf>,
     sandbox: SandboxConfig,
     /// The session's network namespace and proxy (NET-1, NET-2), when it has them.
-    network: Option<crate::net::SessionNetwork>,
+    pub(crate) network: Option<crate::net::SessionNetwork>,
 }
 
 /// The default output cap: 5 GiB (BG-8).
@@ -216,8 +227,8 @@ pub const DEFAULT_OUTPUT_CAP: u64 = 5 * 1024 * 1024 * 1024;
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
-            .field("shell", &self.shell)
-            .field("dir", &self.dir.path())
+            .field("shell", &self.inner.shell)
+            .field("dir", &self.inner.dir.path())
             .finish_non_exhaustive()
     }
 }
@@ -235,75 +246,127 @@ impl Executor {
             .map(|key| (OsString::from(key), None))
             .collect();
         Executor {
-            shell,
-            dir,
-            spawner,
-            signaller,
-            env,
-            output_cap: Some(DEFAULT_OUTPUT_CAP),
-            search: None,
-            sandbox: SandboxConfig::default(),
-            network: None,
+            inner: Arc::new(Inner {
+                shell,
+                dir,
+                spawner,
+                signaller,
+                env,
+                output_cap: Some(DEFAULT_OUTPUT_CAP),
+                search: None,
+                sandbox: SandboxConfig::default(),
+                network: None,
+            }),
+            #[cfg(target_os = "linux")]
+            ahead: Arc::default(),
         }
+    }
+
+    /// The settings, to change: a shell started ahead under the old ones is discarded.
+    fn inner_mut(&mut self) -> &mut Inner {
+        #[cfg(target_os = "linux")]
+        self.ahead.discard_now();
+        Arc::make_mut(&mut self.inner)
     }
 
     /// Sets the output cap in bytes (BG-8); `None` lifts it.
     pub fn set_output_cap(&mut self, cap: Option<u64>) {
-        self.output_cap = cap;
+        self.inner_mut().output_cap = cap;
     }
 
     /// Makes `grep` inside commands the search of `binary` (`binary grep ARGS`), or the
     /// system's again with `None` (SEARCH-4).
     pub fn set_search_binary(&mut self, binary: Option<PathBuf>) {
-        self.search = binary;
+        self.inner_mut().search = binary;
     }
 
-    /// Sets what every sandboxed command of this executor is confined by: the writable
-    /// roots, the secrets, the environment filter, strictness.
+    /// Sets the session's network namespace and proxy (NET-1, NET-2), or none.
     pub fn set_network(&mut self, network: Option<crate::net::SessionNetwork>) {
-        self.network = network;
+        self.inner_mut().network = network;
     }
 
     /// The session's network, if it has one.
     pub fn network(&self) -> Option<&crate::net::SessionNetwork> {
-        self.network.as_ref()
+        self.inner.network.as_ref()
     }
 
-    /// Sets the sandbox configuration.
+    /// Sets what every sandboxed command of this executor is confined by: the writable
+    /// roots, the secrets, the environment filter, strictness.
     pub fn set_sandbox(&mut self, config: SandboxConfig) {
-        self.sandbox = config;
+        self.inner_mut().sandbox = config;
     }
 
     /// The sandbox configuration.
     pub fn sandbox_config(&self) -> &SandboxConfig {
-        &self.sandbox
+        &self.inner.sandbox
     }
 
     /// The binary shadowing `grep` inside commands, if any.
     pub fn search_binary(&self) -> Option<&Path> {
-        self.search.as_deref()
+        self.inner.search.as_deref()
     }
 
     /// Sets (`Some`) or removes (`None`) a variable in every command's environment.
     pub fn set_env(&mut self, key: impl Into<OsString>, value: Option<OsString>) {
         let key = key.into();
-        self.env.retain(|(existing, _)| *existing != key);
-        self.env.push((key, value));
+        let inner = self.inner_mut();
+        inner.env.retain(|(existing, _)| *existing != key);
+        inner.env.push((key, value));
+    }
+
+    /// Whether the next read-only command's shell is started ahead of it, after each
+    /// command (on by default; it needs a spawner that can, the supervisor): the
+    /// sandbox's start then leaves the call's path. Off for a single command
+    /// (`wavesh run`), where nothing would use it.
+    pub fn set_start_ahead(&mut self, on: bool) {
+        #[cfg(target_os = "linux")]
+        {
+            self.ahead.discard_now();
+            self.ahead.set_enabled(on);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = on;
+    }
+
+    /// Ends the shell started ahead, if one waits, and waits for a start in progress:
+    /// after this, until the next command, no process or file of this executor is left
+    /// but those of commands and tasks.
+    pub async fn end_started_ahead(&self) {
+        #[cfg(target_os = "linux")]
+        self.ahead.discard().await;
+    }
+
+    /// Waits until the start ahead scheduled by the last call, if any, is done: a host
+    /// that changes the file system on purpose right after a call (a test) then knows
+    /// the next call judges the change against a finished start.
+    pub async fn start_ahead_settled(&self) {
+        #[cfg(target_os = "linux")]
+        self.ahead.settled().await;
+    }
+
+    /// How many shells started ahead ran a command, and how many ended without one (a
+    /// call that did not match it, a change that made its plan stale, the session's
+    /// end).
+    pub fn start_ahead_counts(&self) -> StartAheadCounts {
+        #[cfg(target_os = "linux")]
+        return self.ahead.counts();
+        #[cfg(not(target_os = "linux"))]
+        StartAheadCounts::default()
     }
 
     /// The shell commands run under.
     pub fn shell(&self) -> &Shell {
-        &self.shell
+        &self.inner.shell
     }
 
     /// The private directory of this executor's files.
     pub fn private_dir(&self) -> &PrivateDir {
-        &self.dir
+        &self.inner.dir
     }
 
     /// The signaller used for kills, shared with task managers.
     pub fn signaller(&self) -> Arc<dyn Signaller> {
-        Arc::clone(&self.signaller)
+        Arc::clone(&self.inner.signaller)
     }
 
     /// Runs `request`. Background tasks (requested or moved at the deadline) are
@@ -315,7 +378,14 @@ impl Executor {
         tasks: &TaskManager,
     ) -> Result<Outcome, ExecError> {
         let started = Instant::now();
-        let job = self.start(&request, controls, tasks).await?;
+        #[cfg(target_os = "linux")]
+        let ahead = self.ahead.take(&self.inner, &request, tasks).await;
+        #[cfg(not(target_os = "linux"))]
+        let ahead = None;
+        let job = match ahead {
+            Some(job) => job,
+            None => self.inner.start(&request, controls, tasks).await?,
+        };
         let (timeout, on_timeout) = match request.mode {
             Mode::Background => {
                 // Never in the foreground: there is nothing to commit.
@@ -336,6 +406,14 @@ impl Executor {
             .wait_foreground(&job, started, timeout, on_timeout, controls, tasks)
             .await;
         drop(guard);
+        #[cfg(target_os = "linux")]
+        {
+            let next_cwd = match &outcome {
+                Ok(Outcome::Finished(finished)) => finished.cwd_after.as_deref(),
+                _ => None,
+            };
+            self.ahead.schedule(&self.inner, &request, next_cwd);
+        }
         outcome
     }
 
@@ -420,13 +498,15 @@ impl Executor {
             output: OutputFile::new(job.output_path().to_path_buf()),
             cwd_after,
             duration: started.elapsed(),
-            limit: self.signaller.limit_fired(job.pgid()),
+            limit: self.inner.signaller.limit_fired(job.pgid()),
             sandbox,
         }))
     }
+}
 
+impl Inner {
     /// Creates the private files and starts the shell.
-    async fn start(
+    pub(crate) async fn start(
         &self,
         request: &Request,
         _controls: &Controls,
@@ -435,46 +515,19 @@ impl Executor {
         if !request.cwd.is_dir() {
             return Err(ExecError::NoWorkingDirectory(request.cwd.clone()));
         }
-        let id = format!("b{}", random_name(8));
-        self.dir.ensure_room()?;
-        let (output, output_path) = self.dir.create_file(&format!("{id}-output"), ".log")?;
-        let background = request.mode == Mode::Background;
-        let cwd_file = if background {
-            None
-        } else {
-            let (_, path) = self.dir.create_file(&format!("{id}-cwd"), "")?;
-            Some(path)
-        };
-        // A private TMPDIR per command at read-only (removed when it exits); the
-        // session's, kept between commands, at workspace-write.
-        let own_tmp =
-            (request.sandbox == Level::ReadOnly).then(|| self.dir.path().join(format!("{id}-tmp")));
-        let cleanup = |error: ExecError| {
-            crate::output::remove_quietly(&output_path);
-            if let Some(path) = &cwd_file {
-                crate::output::remove_quietly(path);
-            }
-            if let Some(dir) = &own_tmp {
-                crate::output::remove_dir_quietly(dir);
-            }
-            error
-        };
-        let command = self.command_file(&request.command).map_err(cleanup)?;
-        let mut env: Vec<(OsString, Option<OsString>)> = request
-            .env
-            .iter()
-            .map(|(key, value)| (key.clone(), Some(value.clone())))
-            .chain(self.env.iter().cloned())
-            .collect();
+        let (files, output) = self.files(request)?;
+        let command = self.command_file(&request.command)?;
+        let mut env = self.env_changes(request);
         let (sandbox, outcome) = if request.sandbox.is_sandboxed() {
-            let tmp = match &own_tmp {
-                Some(dir) => dir.clone(),
-                None => self.dir.path().join("tmp"),
-            };
-            let prepared = self
-                .sandbox(request, &tmp, &output_path, cwd_file.as_deref(), &mut env)
-                .map_err(cleanup)?;
-            (prepared.0, Some(prepared.1))
+            let full = full_env(&env);
+            let mut sandboxed = self.sandbox(request, &files, &full, &mut env)?;
+            let child = sandboxed.prepared.child.take();
+            let outcome = sandboxed.outcome(
+                sandboxed.prepared.plan.clone(),
+                request.cwd.clone(),
+                self.network.as_ref(),
+            );
+            (child, Some(Arc::new(outcome)))
         } else {
             (None, None)
         };
@@ -482,12 +535,11 @@ impl Executor {
         // gets what the reader copies from the master.
         let (terminal, output, output_file) = match request.tty {
             Some(size) => {
-                let (terminal, slave) = crate::pty::Terminal::open(size).map_err(|source| {
-                    cleanup(ExecError::Spawn {
+                let (terminal, slave) =
+                    crate::pty::Terminal::open(size).map_err(|source| ExecError::Spawn {
                         shell: self.shell.path().display().to_string(),
                         source,
-                    })
-                })?;
+                    })?;
                 env.push((OsString::from("TERM"), Some(crate::pty::TERM.into())));
                 env.push((
                     OsString::from("COLUMNS"),
@@ -500,7 +552,7 @@ impl Executor {
         };
         let mut script = prelude(
             self.shell.kind(),
-            cwd_file.as_deref(),
+            files.cwd_file.as_deref(),
             self.search.as_deref(),
         );
         if terminal.is_some() {
@@ -518,108 +570,186 @@ impl Executor {
                 .filter(|_| cfg!(target_os = "macos"))
                 .map(|outcome| crate::sandbox::seatbelt::profile(&outcome.plan)),
             sandbox,
+            go: None,
         };
         tracing::debug!(target: "wavesh_stage", stage = "planned");
-        let child = self.spawner.spawn_async(spec).await.map_err(|source| {
-            cleanup(ExecError::Spawn {
+        let child = self
+            .spawner
+            .spawn_async(spec)
+            .await
+            .map_err(|source| ExecError::Spawn {
                 shell: self.shell.path().display().to_string(),
                 source,
-            })
-        })?;
+            })?;
         tracing::debug!(target: "wavesh_stage", stage = "spawned");
         if let (Some(terminal), Some(file)) = (&terminal, output_file) {
             terminal.start_reader(file, self.output_cap);
         }
-        Ok(Job::start(
+        Ok(self.job(request, files, child, outcome, terminal, tasks))
+    }
+
+    /// The job of a started shell, which takes over its private files.
+    pub(crate) fn job(
+        &self,
+        request: &Request,
+        files: Files,
+        child: Box<dyn crate::spawn::SpawnedChild>,
+        sandbox: Option<Arc<SandboxOutcome>>,
+        terminal: Option<Arc<crate::pty::Terminal>>,
+        tasks: &TaskManager,
+    ) -> Arc<Job> {
+        let files = files.hand_over();
+        Job::start(
             JobSpec {
-                id,
+                id: files.id,
                 command: request.command.clone(),
-                output_path,
-                cwd_file,
-                tmp_dir: own_tmp,
-                background: background.then_some(BackgroundReason::Requested),
+                output_path: files.output_path,
+                cwd_file: files.cwd_file,
+                tmp_dir: files.own_tmp,
+                background: (request.mode == Mode::Background)
+                    .then_some(BackgroundReason::Requested),
                 on_exit: Some(tasks.exit_hook()),
                 output_cap: self.output_cap,
-                sandbox: outcome,
+                sandbox,
                 terminal,
             },
             child,
             Arc::clone(&self.signaller),
-        ))
+        )
     }
 
-    /// Makes the command's TMPDIR, scrubs `env` of credentials (SBX-2) and builds the
-    /// sandbox of `request.sandbox`.
-    fn sandbox(
+    /// Makes a command's private files: its output, its cwd file (in the foreground),
+    /// and its own TMPDIR at `read-only` (the session's is kept between commands at
+    /// `workspace-write`). Removed again unless handed to a job.
+    pub(crate) fn files(&self, request: &Request) -> Result<(Files, std::fs::File), ExecError> {
+        let id = format!("b{}", random_name(8));
+        self.dir.ensure_room()?;
+        let (output, output_path) = self.dir.create_file(&format!("{id}-output"), ".log")?;
+        let mut files = Files {
+            output_path,
+            cwd_file: None,
+            own_tmp: None,
+            id,
+            handed_over: false,
+        };
+        if request.mode != Mode::Background {
+            let (_, path) = self.dir.create_file(&format!("{}-cwd", files.id), "")?;
+            files.cwd_file = Some(path);
+        }
+        if request.sandbox == Level::ReadOnly {
+            let dir = self.dir.path().join(format!("{}-tmp", files.id));
+            crate::private_dir::create_dir_0700(&dir).map_err(|source| ExecError::SandboxTmp {
+                path: dir.clone(),
+                source,
+            })?;
+            files.own_tmp = Some(dir);
+        }
+        Ok((files, output))
+    }
+
+    /// The environment changes of `request` on top of the host's: its variables, then
+    /// the executor's.
+    pub(crate) fn env_changes(&self, request: &Request) -> Vec<(OsString, Option<OsString>)> {
+        request
+            .env
+            .iter()
+            .map(|(key, value)| (key.clone(), Some(value.clone())))
+            .chain(self.env.iter().cloned())
+            .collect()
+    }
+
+    /// Scrubs `env` of credentials (SBX-2), plans the sandbox of `request.sandbox` and
+    /// builds it. `full`: the environment the shell would get ([`full_env`]).
+    pub(crate) fn sandbox(
         &self,
         request: &Request,
-        tmp: &Path,
-        output: &Path,
-        cwd_file: Option<&Path>,
+        files: &Files,
+        full: &BTreeMap<OsString, OsString>,
         env: &mut Vec<(OsString, Option<OsString>)>,
-    ) -> Result<(Option<crate::sandbox::ChildSandbox>, Arc<SandboxOutcome>), ExecError> {
-        match crate::private_dir::create_dir_0700(tmp) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && tmp.is_dir() => {}
-            Err(source) => {
-                return Err(ExecError::SandboxTmp {
-                    path: tmp.to_path_buf(),
-                    source,
-                });
+    ) -> Result<Sandboxed, ExecError> {
+        if files.own_tmp.is_none() {
+            let tmp = self.session_tmp();
+            match crate::private_dir::create_dir_0700(&tmp) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && tmp.is_dir() => {
+                }
+                Err(source) => return Err(ExecError::SandboxTmp { path: tmp, source }),
             }
-        }
-        // The environment the shell would get: the host's, then the changes.
-        let mut full: std::collections::BTreeMap<OsString, OsString> =
-            std::env::vars_os().collect();
-        for (key, value) in env.iter() {
-            match value {
-                Some(value) => full.insert(key.clone(), value.clone()),
-                None => full.remove(key),
-            };
         }
         let scrubbed = self
             .sandbox
             .env
             .scrub(full.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())));
         env.extend(scrubbed.names.iter().map(|name| (name.clone(), None)));
+        let (plan, scope) = self.plan(request, files, full, env);
+        let prepared = crate::sandbox::prepare(
+            plan.clone(),
+            self.sandbox.strict,
+            self.spawner.isolates_processes(),
+        )?;
+        Ok(Sandboxed {
+            made: plan,
+            prepared,
+            scrubbed,
+            scope,
+        })
+    }
+
+    /// The session's TMPDIR, kept between its commands at `workspace-write`.
+    fn session_tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    /// The plan of `request` with `files`, and the proxy's scope when the command uses the
+    /// session's network; the variables it sets go to `env` (TMPDIR, the proxy, the
+    /// views). The same inputs make the same plan, until the file system changes.
+    pub(crate) fn plan(
+        &self,
+        request: &Request,
+        files: &Files,
+        full: &BTreeMap<OsString, OsString>,
+        env: &mut Vec<(OsString, Option<OsString>)>,
+    ) -> (Plan, Option<crate::net::Scope>) {
+        let tmp = files.own_tmp.clone().unwrap_or_else(|| self.session_tmp());
         // zsh writes here-documents and `=(...)` under TMPPREFIX, not TMPDIR.
         env.push((OsString::from("TMPDIR"), Some(tmp.as_os_str().to_owned())));
         env.push((
             OsString::from("TMPPREFIX"),
             Some(tmp.join("zsh").into_os_string()),
         ));
-        let files = CommandFiles {
-            output: output.to_path_buf(),
-            cwd_file: cwd_file.map(Path::to_path_buf),
-            tmp_dir: tmp.to_path_buf(),
+        let command_files = CommandFiles {
+            output: files.output_path.clone(),
+            cwd_file: files.cwd_file.clone(),
+            tmp_dir: tmp,
             cwd: request.cwd.clone(),
         };
         let mut plan = if request.roots.is_empty() {
-            Plan::new(request.sandbox, &self.sandbox, &files, request.network)
+            Plan::new(
+                request.sandbox,
+                &self.sandbox,
+                &command_files,
+                request.network,
+            )
         } else {
             let config = SandboxConfig {
                 roots: request.roots.clone(),
                 ..self.sandbox.clone()
             };
-            Plan::new(request.sandbox, &config, &files, request.network)
+            Plan::new(request.sandbox, &config, &command_files, request.network)
         };
-        let network = self.network.as_ref().and_then(|network| {
+        let scope = self.network.as_ref().and_then(|_| {
             let scope = crate::net::scope_for(&mut plan)?;
             env.extend(
                 crate::net::proxy_env(scope)
                     .into_iter()
                     .map(|(k, v)| (k, Some(v))),
             );
-            Some(crate::net::NetworkUse {
-                proxy: Arc::clone(&network.proxy),
-                scope,
-                since: Instant::now(),
-            })
+            Some(scope)
         });
         // SBX-8: /tmp, the toolchain caches and configured output directories.
         plan.add_views(&crate::sandbox::views_inputs(
             &self.sandbox,
-            &full,
+            full,
             request.roots.first().or(self.sandbox.roots.first()),
         ));
         env.extend(
@@ -628,32 +758,14 @@ impl Executor {
                 .iter()
                 .map(|(name, dir)| (name.clone(), Some(dir.clone().into_os_string()))),
         );
-        let prepared =
-            crate::sandbox::prepare(plan, self.sandbox.strict, self.spawner.isolates_processes())?;
-        // The workspace's own secret files' values are masked too (RO-17, SBX-2).
-        let mut scrubbed = scrubbed;
-        scrubbed
-            .values
-            .extend(crate::sandbox::secret_file_values(&prepared.plan));
-        Ok((
-            prepared.child,
-            Arc::new(SandboxOutcome {
-                after_exit: std::sync::Mutex::default(),
-                final_cwd: std::sync::Mutex::default(),
-                plan: prepared.plan,
-                missing: prepared.missing,
-                scrubbed,
-                cwd: request.cwd.clone(),
-                network,
-            }),
-        ))
+        (plan, scope)
     }
 
     /// Writes the command to a private file and unlinks it at once: the open descriptor
     /// is all the shell needs, and nothing is left behind whatever happens next. On Linux
     /// it is a memfd, in no file system at all: it takes no room in the private
     /// directory (a full disk cannot lose a command's output byte to it) and has no name.
-    fn command_file(&self, command: &str) -> Result<std::fs::File, ExecError> {
+    pub(crate) fn command_file(&self, command: &str) -> Result<std::fs::File, ExecError> {
         #[cfg(target_os = "linux")]
         {
             let path = PathBuf::from("memfd:wavesh-command");
@@ -680,6 +792,117 @@ impl Executor {
             Ok(file)
         })();
         write.map_err(|source| ExecError::CommandFile { path, source })
+    }
+}
+
+/// Shells started ahead of their command ([`Executor::set_start_ahead`]), counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StartAheadCounts {
+    /// Those that ran a command.
+    pub used: u64,
+    /// Those ended without one.
+    pub unused: u64,
+}
+
+/// The environment a shell gets from `changes` on top of the host's.
+pub(crate) fn full_env(changes: &[(OsString, Option<OsString>)]) -> BTreeMap<OsString, OsString> {
+    let mut full: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    for (key, value) in changes {
+        match value {
+            Some(value) => full.insert(key.clone(), value.clone()),
+            None => full.remove(key),
+        };
+    }
+    full
+}
+
+/// One command's private files, removed when dropped unless handed to its job.
+pub(crate) struct Files {
+    pub(crate) id: String,
+    pub(crate) output_path: PathBuf,
+    pub(crate) cwd_file: Option<PathBuf>,
+    /// Its own TMPDIR (at `read-only`).
+    pub(crate) own_tmp: Option<PathBuf>,
+    handed_over: bool,
+}
+
+/// The paths of [`Files`], no longer removed by it.
+pub(crate) struct HandedOver {
+    pub(crate) id: String,
+    pub(crate) output_path: PathBuf,
+    pub(crate) cwd_file: Option<PathBuf>,
+    pub(crate) own_tmp: Option<PathBuf>,
+}
+
+impl Files {
+    /// The paths, for a job that removes them when it is done with them.
+    pub(crate) fn hand_over(mut self) -> HandedOver {
+        self.handed_over = true;
+        HandedOver {
+            id: std::mem::take(&mut self.id),
+            output_path: std::mem::take(&mut self.output_path),
+            cwd_file: self.cwd_file.take(),
+            own_tmp: self.own_tmp.take(),
+        }
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        if self.handed_over {
+            return;
+        }
+        crate::output::remove_quietly(&self.output_path);
+        if let Some(path) = &self.cwd_file {
+            crate::output::remove_quietly(path);
+        }
+        if let Some(dir) = &self.own_tmp {
+            crate::output::remove_dir_quietly(dir);
+        }
+    }
+}
+
+/// A command's sandbox, built.
+pub(crate) struct Sandboxed {
+    /// The plan as made, before the sandbox was built from it.
+    pub(crate) made: Plan,
+    /// The sandbox (its child part taken for the spawn).
+    pub(crate) prepared: crate::sandbox::Prepared,
+    /// The variables removed from the environment, and their values.
+    pub(crate) scrubbed: crate::sandbox::Scrubbed,
+    /// The proxy's scope, when the command uses the session's network.
+    pub(crate) scope: Option<crate::net::Scope>,
+}
+
+impl Sandboxed {
+    /// What the command runs under, from now on: `plan` is the prepared plan; the
+    /// workspace's own secret files' values are read now and masked too (RO-17, SBX-2).
+    pub(crate) fn outcome(
+        &self,
+        plan: Plan,
+        cwd: PathBuf,
+        network: Option<&crate::net::SessionNetwork>,
+    ) -> SandboxOutcome {
+        let mut scrubbed = self.scrubbed.clone();
+        scrubbed
+            .values
+            .extend(crate::sandbox::secret_file_values(&plan));
+        SandboxOutcome {
+            after_exit: std::sync::Mutex::default(),
+            final_cwd: std::sync::Mutex::default(),
+            plan,
+            missing: self.prepared.missing.clone(),
+            scrubbed,
+            cwd,
+            network: self
+                .scope
+                .zip(network)
+                .map(|(scope, network)| crate::net::NetworkUse {
+                    proxy: Arc::clone(&network.proxy),
+                    scope,
+                    since: Instant::now(),
+                }),
+        }
     }
 }
 

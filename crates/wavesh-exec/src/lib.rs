@@ -13,6 +13,8 @@
 //! `wavesh-tool`.
 
 #[cfg(target_os = "linux")]
+#[cfg(target_os = "linux")]
+mod ahead;
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod clone3;
@@ -54,7 +56,7 @@ pub fn lexical_join(cwd: &std::path::Path, path: &std::path::Path) -> std::path:
 pub use executor::{
     Backgrounded, Controls, DEFAULT_OUTPUT_CAP, Ending, ExecError, Executor, Finished, Mode,
     OnTimeout, Outcome, PROGRESS_EVERY, PROGRESS_START, Progress, ProgressSink, Request,
-    SandboxOutcome,
+    SandboxOutcome, StartAheadCounts,
 };
 pub use job::{BackgroundReason, ExitHook, ExitRecord, Job, Phase, StopCause, TaskStatus};
 #[cfg(unix)]

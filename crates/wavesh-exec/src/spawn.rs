@@ -79,7 +79,18 @@ pub struct SpawnSpec {
     pub sandbox: Option<crate::sandbox::ChildSandbox>,
     /// macOS: the Seatbelt profile the shell is started under (`sandbox-exec -p`).
     pub seatbelt: Option<String>,
+    /// A shell started ahead of its command ([`Spawner::starts_ahead`]): the read end of
+    /// the pipe it waits on, descriptor 3 in the shell; its prelude reads one line there
+    /// before it reads the command from stdin.
+    pub go: Option<GoPipe>,
 }
+
+/// The read end of a started-ahead shell's pipe ([`SpawnSpec::go`]); none on Windows.
+#[cfg(unix)]
+pub type GoPipe = std::os::fd::OwnedFd;
+/// The read end of a started-ahead shell's pipe ([`SpawnSpec::go`]); none on Windows.
+#[cfg(not(unix))]
+pub type GoPipe = std::convert::Infallible;
 
 /// A started shell.
 pub trait SpawnedChild: Send {
@@ -111,6 +122,12 @@ pub trait Spawner: Send + Sync {
     /// its own `/proc` and read-only mounts, set up by a process of its own (the
     /// supervisor's subreaper). A shell spawned directly cannot have it.
     fn isolates_processes(&self) -> bool {
+        false
+    }
+
+    /// Whether a shell can be started ahead of its command, waiting on a pipe given as
+    /// [`SpawnSpec::go`] (the supervisor hands it over as descriptor 3).
+    fn starts_ahead(&self) -> bool {
         false
     }
 }
@@ -175,6 +192,12 @@ pub(crate) fn mark_inherited_descriptors_cloexec() {
 
 impl Spawner for DirectSpawner {
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn SpawnedChild>> {
+        if spec.go.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a shell spawned directly cannot be started ahead of its command",
+            ));
+        }
         let stderr = spec.output.try_clone()?;
         let mut command = match &spec.seatbelt {
             // macOS: the shell runs under the profile (SBX-5).
@@ -262,6 +285,16 @@ impl Spawner for DirectSpawner {
 /// opened for reading and writing) instead of /dev/null.
 pub fn on_terminal(prelude: String) -> String {
     prelude.replacen("exec 0</dev/null; ", "exec 0<&1; ", 1)
+}
+
+/// The prelude of a shell started ahead of its command ([`SpawnSpec::go`]): it first
+/// waits for one line on descriptor 3, and exits without running anything when the pipe
+/// closes instead (the start ahead was discarded, or the host is gone). Then it closes
+/// the pipe, reads the command from stdin as every prelude does, and counts `SECONDS`
+/// from there, not from the shell's start.
+pub fn started_ahead(prelude: String) -> String {
+    let prelude = prelude.replacen("exec 0</dev/null; ", "exec 0</dev/null; SECONDS=0; ", 1);
+    format!("IFS= read -r -u 3 __wavesh_go || exit 0; exec 3<&-; unset __wavesh_go; {prelude}")
 }
 
 /// Arguments before the script. zsh gets `-f` (NO_RCS) so the user's `~/.zshenv` does

@@ -7,7 +7,10 @@
 //! per-session supervisor (Linux), as `wavesh mcp` and `wavesh run` do, and one column
 //! per sandbox level through it (SBX): `read-only` and `workspace-write` (a TMPDIR,
 //! the Landlock ruleset built around the secrets, the seccomp filter and, at
-//! workspace-write, the mount namespace, per command).
+//! workspace-write, the mount namespace, per command). `read-only` starts the next
+//! command's shell ahead of it, as sessions do; `read-only, cold` does not, so every
+//! call pays the whole start. Calls are 20 ms apart (`EXEC_OVERHEAD_PAUSE_MS`), as an
+//! agent's are at least.
 #![expect(
     clippy::print_stdout,
     clippy::unwrap_used,
@@ -22,16 +25,18 @@ use wavesh_tool::{BashInput, CallContext, SandboxSettings, Session, ToolConfig};
 
 /// A session whose every command runs at `level`.
 fn at_level(workspace: &std::path::Path, binary: &str, level: Level) -> Session {
-    at_level_with(workspace, binary, level, true)
+    at_level_with(workspace, binary, level, true, true)
 }
 
 /// As [`at_level`]; `off_pid_namespace`: whether commands at `off` get a PID namespace
-/// (SBX-7; where the supervisor runs as root).
+/// (SBX-7; where the supervisor runs as root); `start_ahead`: whether the next
+/// read-only command's shell is started ahead of it.
 fn at_level_with(
     workspace: &std::path::Path,
     binary: &str,
     level: Level,
     off_pid_namespace: bool,
+    start_ahead: bool,
 ) -> Session {
     let config = ToolConfig {
         sandbox: SandboxSettings {
@@ -53,6 +58,7 @@ fn at_level_with(
     builder
         .sandbox_level(config.sandbox.level)
         .no_claude_settings()
+        .start_ahead(start_ahead)
         .config(config)
         .build()
         .unwrap()
@@ -129,9 +135,13 @@ async fn main() {
             vec![
                 (
                     "off, host PID ns",
-                    at_level_with(&workspace, binary, Level::Off, false),
+                    at_level_with(&workspace, binary, Level::Off, false, true),
                 ),
                 ("read-only", at_level(&workspace, binary, Level::ReadOnly)),
+                (
+                    "read-only, cold",
+                    at_level_with(&workspace, binary, Level::ReadOnly, true, false),
+                ),
                 (
                     "workspace-write",
                     at_level(&workspace, binary, Level::WorkspaceWrite),
@@ -148,6 +158,13 @@ async fn main() {
             Err(_) => levels,
         })
         .unwrap_or_default();
+    // An agent's calls are separated by the model's turn: this pause after every
+    // measured call lets the work a call leaves behind (the next read-only shell
+    // started ahead) finish, as it would, instead of landing in the next column's
+    // time. EXEC_OVERHEAD_PAUSE_MS=0: back to back.
+    let pause = Duration::from_millis(
+        std::env::var("EXEC_OVERHEAD_PAUSE_MS").map_or(20, |ms| ms.parse().unwrap()),
+    );
     let bash = session.shell().path().to_path_buf();
     let ctx = CallContext::default();
     // Warm-up: page cache, first-spawn costs.
@@ -178,28 +195,36 @@ async fn main() {
             .unwrap();
         direct.push(start.elapsed());
         assert!(status.success());
+        tokio::time::sleep(pause).await;
 
         let start = Instant::now();
         let result = session.bash(BashInput::new("true"), &ctx).await.unwrap();
         wavesh.push(start.elapsed());
         assert_eq!(result.exit_code, Some(0));
+        tokio::time::sleep(pause).await;
 
         if let Some(supervised) = &supervised {
             let start = Instant::now();
             let result = supervised.bash(BashInput::new("true"), &ctx).await.unwrap();
             through_supervisor.push(start.elapsed());
             assert_eq!(result.exit_code, Some(0));
+            tokio::time::sleep(pause).await;
 
             for ((_, session), samples) in levels.iter().zip(&mut level_runs) {
                 let start = Instant::now();
                 let result = session.bash(BashInput::new("true"), &ctx).await.unwrap();
                 samples.push(start.elapsed());
                 assert_eq!(result.exit_code, Some(0), "{}", result.text);
+                tokio::time::sleep(pause).await;
             }
         }
     }
     let (d, w) = (median(&mut direct), median(&mut wavesh));
-    println!("runs: {runs} each, interleaved; shell: {}", bash.display());
+    println!(
+        "runs: {runs} each, interleaved, {} ms apart; shell: {}",
+        pause.as_millis(),
+        bash.display()
+    );
     println!(
         "bash -c true, spawned directly: median {:.3} ms, p90 {:.3} ms",
         ms(d),

@@ -81,6 +81,7 @@ impl Session {
             env: Vec::new(),
             level: None,
             claude_settings: true,
+            start_ahead: true,
             answer_without_shell: false,
             settings_files: Vec::new(),
             sandbox_overrides: Vec::new(),
@@ -173,6 +174,18 @@ impl Session {
             .and_then(|(handle, _)| handle.now())
     }
 
+    /// How many read-only commands ran in a shell started ahead of them, and how many
+    /// such shells ended unused ([`SessionBuilder::start_ahead`]).
+    pub fn start_ahead_counts(&self) -> wavesh_exec::StartAheadCounts {
+        self.shared.executor.start_ahead_counts()
+    }
+
+    /// Waits until the start ahead the last call scheduled, if any, is done
+    /// ([`wavesh_exec::Executor::start_ahead_settled`]).
+    pub async fn start_ahead_settled(&self) {
+        self.shared.executor.start_ahead_settled().await;
+    }
+
     /// The private directory of output files.
     pub fn private_dir(&self) -> &Path {
         self.shared.executor.private_dir().path()
@@ -203,6 +216,7 @@ impl Session {
     /// Ends every command, background task and tree left running by a foreground
     /// command, and waits until they are gone.
     pub async fn shutdown(&self) {
+        self.shared.executor.end_started_ahead().await;
         self.owner.tasks.shutdown().await;
     }
 

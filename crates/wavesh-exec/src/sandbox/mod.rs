@@ -381,6 +381,34 @@ pub struct Prepared {
     pub plan: Plan,
     /// Guarantees this machine could not give (told to the model, SBX-5).
     pub missing: Vec<Guarantee>,
+    /// The read rules it was built from.
+    pub(crate) reads: ReadsId,
+}
+
+/// Which read rules a prepared sandbox was built from (on Linux; none elsewhere). They
+/// stay the current ones while no directory the secret search listed or watches has
+/// changed: a shell started ahead of its command is used only then. Held weakly: the
+/// reads hold a descriptor per allowed path, which only their cache keeps open.
+#[derive(Clone)]
+pub(crate) struct ReadsId(Option<std::sync::Weak<imp::Reads>>);
+
+impl std::fmt::Debug for ReadsId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ReadsId")
+            .field(&self.0.as_ref().map(std::sync::Weak::as_ptr))
+            .finish()
+    }
+}
+
+impl ReadsId {
+    /// Whether `plan` would be built from these same reads now.
+    pub(crate) fn still_current(&self, plan: &Plan) -> bool {
+        let then = self.0.as_ref().and_then(std::sync::Weak::upgrade);
+        match (then, imp::current_reads(plan, support())) {
+            (Some(then), Some(now)) => std::sync::Arc::ptr_eq(&then, &now),
+            _ => false,
+        }
+    }
 }
 
 /// Builds the sandbox of `plan`. With guarantees missing it logs them once per process
@@ -406,6 +434,11 @@ pub fn prepare(plan: Plan, strict: bool, isolating: bool) -> Result<Prepared, Sa
         }
         log_missing_once(plan.level, &missing);
     }
+    // Taken first: should a directory change while the sandbox is built, the reads it
+    // is built from are newer than these, and a start ahead is never used.
+    let reads = ReadsId(
+        imp::current_reads(&plan, support()).map(|reads| std::sync::Arc::downgrade(&reads)),
+    );
     let child = imp::build(&plan, support())?;
     let mut plan = plan;
     plan.found_secrets = imp::hidden_secrets(&plan, support());
@@ -413,6 +446,7 @@ pub fn prepare(plan: Plan, strict: bool, isolating: bool) -> Result<Prepared, Sa
         child,
         plan,
         missing,
+        reads,
     })
 }
 

@@ -34,6 +34,15 @@ pub(crate) fn probe_namespaces(support: Support) -> Support {
     support
 }
 
+/// No read rules are built here.
+#[derive(Debug)]
+pub(crate) enum Reads {}
+
+/// No read rules are built here: a prepared sandbox has none to compare.
+pub(crate) fn current_reads(_plan: &Plan, _support: &Support) -> Option<std::sync::Arc<Reads>> {
+    None
+}
+
 /// No secret search runs here: the plan's secret paths and names are what is hidden.
 pub(crate) fn hidden_secrets(_plan: &Plan, _support: &Support) -> Vec<std::path::PathBuf> {
     Vec::new()

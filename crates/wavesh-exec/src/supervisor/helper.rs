@@ -65,6 +65,8 @@ struct SpawnRequest {
     cgroup: Option<OwnedFd>,
     /// The command cgroup's directory, removed by the subreaper once its tree is empty.
     cgroup_dir: Option<std::path::PathBuf>,
+    /// A shell started ahead of its command: the pipe its prelude waits on, descriptor 3.
+    go: Option<OwnedFd>,
 }
 
 fn cstring(bytes: &[u8], what: &str) -> io::Result<CString> {
@@ -100,12 +102,18 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
     } else {
         None
     };
+    let ahead = payload.u8("start-ahead flag")? == 1;
     let mut fds = fds.into_iter();
     let missing = || io::Error::new(io::ErrorKind::InvalidData, "spawn without its descriptors");
     let stdin = fds.next().ok_or_else(missing)?;
     let output = fds.next().ok_or_else(missing)?;
     let sandbox = crate::sandbox::decode_child(sandbox, || fds.next().ok_or_else(missing))?;
     let cgroup = if in_cgroup {
+        Some(fds.next().ok_or_else(missing)?)
+    } else {
+        None
+    };
+    let go = if ahead {
         Some(fds.next().ok_or_else(missing)?)
     } else {
         None
@@ -121,6 +129,7 @@ fn parse_spawn(payload: &mut Reader<'_>, fds: Vec<OwnedFd>) -> io::Result<SpawnR
         sandbox,
         cgroup,
         cgroup_dir,
+        go,
     })
 }
 
@@ -1125,6 +1134,19 @@ fn spawn_shell(request: &SpawnRequest) -> Result<libc::pid_t, i32> {
             // open without close-on-exec. Marked rather than closed, so the report pipe
             // and the seal's descriptors still work until exec.
             crate::spawn::mark_inherited_descriptors_cloexec();
+            // A shell started ahead waits on descriptor 3 (`dup2` leaves it open across
+            // `exec`; where it is 3 already, its flag is cleared instead).
+            if let Some(go) = &request.go {
+                let fd = go.as_raw_fd();
+                let kept = if fd == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(fd, 3)
+                };
+                if kept < 0 {
+                    fail(report[1]);
+                }
+            }
             libc::execve(request.shell.as_ptr(), argv.as_ptr(), envp.as_ptr());
             fail(report[1]);
         }

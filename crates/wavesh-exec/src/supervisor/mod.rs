@@ -544,11 +544,14 @@ impl Supervisor {
             // are empty: the host may exit without dropping anything.
             out.bytes(cgroup.path().as_os_str().as_bytes());
         }
+        // A shell started ahead waits on this pipe (descriptor 3 in the shell).
+        out.u8(u8::from(spec.go.is_some()));
         let mut fds = vec![spec.command.as_raw_fd(), spec.output.as_raw_fd()];
         fds.extend(ruleset);
         if let Some((_, directory)) = &cgroup {
             fds.push(directory.as_raw_fd());
         }
+        fds.extend(spec.go.as_ref().map(AsRawFd::as_raw_fd));
         let (cgroup, _directory) = cgroup.unzip();
         self.send_with(&out.0, &fds, |generation| {
             register(generation);
@@ -820,6 +823,10 @@ impl Spawner for SupervisedSpawner {
     }
 
     fn isolates_processes(&self) -> bool {
+        true
+    }
+
+    fn starts_ahead(&self) -> bool {
         true
     }
 

@@ -26,6 +26,8 @@ pub struct SessionBuilder {
     pub(super) level: Option<wavesh_exec::sandbox::Level>,
     /// Claude Code's settings files are read (on by default).
     pub(super) claude_settings: bool,
+    /// The next read-only command's shell is started ahead of it (on by default).
+    pub(super) start_ahead: bool,
     pub(super) answer_without_shell: bool,
     /// Settings files named by the host, read after the usual ones.
     pub(super) settings_files: Vec<PathBuf>,
@@ -154,6 +156,15 @@ impl SessionBuilder {
     /// not exit at its start). Without it, `build` fails with the shell error.
     pub fn answer_without_shell(&mut self) -> &mut Self {
         self.answer_without_shell = true;
+        self
+    }
+
+    /// Whether the next read-only command's shell is started ahead of it, after each
+    /// command (on by default, with the supervisor): the sandbox's start then leaves the
+    /// call's path, for one waiting shell per session. Off for a session of one
+    /// command, where nothing would use it.
+    pub fn start_ahead(&mut self, on: bool) -> &mut Self {
+        self.start_ahead = on;
         self
     }
 
@@ -406,6 +417,7 @@ impl SessionBuilder {
         let shell_path = shell.path().to_path_buf();
         let mut executor = Executor::new(shell, dir, spawner, Arc::clone(&signaller));
         executor.set_output_cap(config.output_cap_bytes);
+        executor.set_start_ahead(self.start_ahead);
         let sandbox_config = self.sandbox_config(&config, &root, dir_path.as_path());
         // The login probe runs the home's start-up files outside any sandbox: never where
         // a sandboxed command of this session could write them (SBX-6).

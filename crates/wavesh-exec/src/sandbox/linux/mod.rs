@@ -116,6 +116,13 @@ pub(crate) fn hidden_secrets(plan: &Plan, support: &Support) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The read rules `plan` would be built from now: the cached ones while no directory
+/// they were listed from changed (see [`cached_reads`]), new ones otherwise. `None` at
+/// `off`.
+pub(crate) fn current_reads(plan: &Plan, support: &Support) -> Option<std::sync::Arc<Reads>> {
+    (plan.level != Level::Off).then(|| cached_reads(plan, support.mount_namespace))
+}
+
 /// Builds the child's part of `plan`. `Ok(None)` when this machine has none of the
 /// mechanisms (the caller has logged what is missing).
 pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbox>, SandboxError> {

@@ -83,7 +83,7 @@ pub(super) type BuildError = (String, io::Error);
 
 /// The read side of a plan: the secrets Landlock hides, the ones mounts hide, and the
 /// read-allowed entries around them, opened.
-pub(super) struct Reads {
+pub(crate) struct Reads {
     /// The secrets Landlock hides.
     pub(super) landlock: Vec<PathBuf>,
     pub(super) hidden: Vec<(PathBuf, bool)>,

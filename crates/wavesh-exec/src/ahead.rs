@@ -1,0 +1,325 @@
+//! The next read-only command's shell, started ahead of it (SBX-3's cost).
+//!
+//! Most of a sandboxed command's time before it runs is its start: the plan, the
+//! Landlock ruleset, the supervisor's fork into the command's namespaces, the seccomp
+//! filter and the shell's own start. None of it depends on the command's text. So after
+//! a command ends, the executor starts the next read-only command's shell in the
+//! background, with everything but the text: its private files, its plan and sandbox,
+//! the process isolation and the shell itself, whose prelude then waits for a line on
+//! descriptor 3 ([`crate::spawn::started_ahead`]).
+//!
+//! A call uses it only when it would have made the very same start now:
+//! - the same request but for the text: read-only, in the foreground, no terminal, the
+//!   same directory, environment (the host's included), roots and network;
+//! - the same plan, made again from the same inputs (a secret that became readable or
+//!   a glob that matches more changes it), built from the same read rules (nothing the
+//!   secret search listed or watches changed: [`crate::sandbox::ReadsId`]);
+//! - the shell still waiting (its end of the pipe open).
+//!
+//! It then writes the command into the shell's stdin file (a memfd at offset 0, where
+//! the shell has not read yet), one line into the pipe, and reads the workspace's
+//! secret values for masking as a cold start does. Anything else and the call starts
+//! cold; the shell started ahead gets end-of-file on its pipe and exits without
+//! running anything, and its files are removed.
+//!
+//! What it costs: one waiting shell, its subreaper and its private files per session,
+//! and the start's work done between calls instead of during them.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::executor::{ExecError, Files, Inner, Mode, Request, Sandboxed, full_env};
+use crate::job::Job;
+use crate::sandbox::{Level, Plan};
+use crate::spawn::{SpawnSpec, SpawnedChild, prelude, started_ahead};
+use crate::tasks::TaskManager;
+
+/// What a start ahead was made for: every input of the spawn but the command's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key {
+    cwd: PathBuf,
+    /// The environment the shell gets, before the sandbox's changes.
+    env: BTreeMap<OsString, OsString>,
+    network: bool,
+    roots: Vec<PathBuf>,
+}
+
+impl Key {
+    fn of(request: &Request, env: BTreeMap<OsString, OsString>) -> Key {
+        Key {
+            cwd: request.cwd.clone(),
+            env,
+            network: request.network,
+            roots: request.roots.clone(),
+        }
+    }
+}
+
+/// A shell started ahead, waiting for its command.
+pub(crate) struct Started {
+    key: Key,
+    /// Its private files, until a job takes them.
+    files: Option<Files>,
+    /// The shell's stdin, empty: the command is written here at offset 0.
+    command: File,
+    /// Our end of the pipe the shell waits on. Closed, the shell exits.
+    go: Option<OwnedFd>,
+    child: Option<Box<dyn SpawnedChild>>,
+    sandboxed: Sandboxed,
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        // End of file on its pipe: the shell exits without running anything. Its files
+        // go with `files`.
+        drop(self.go.take());
+        if let Some(child) = self.child.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(async move {
+                        let _ = child.wait().await;
+                    });
+                }
+                // The supervisor reaps it all the same.
+                Err(_) => drop(child),
+            }
+        }
+    }
+}
+
+/// The slot of the shell started ahead, and what the next one is made for.
+#[derive(Default)]
+pub(crate) struct Ahead {
+    /// Held by a start in progress, so a call waits for it rather than start cold beside
+    /// it.
+    slot: Arc<tokio::sync::Mutex<Option<Started>>>,
+    /// The request a next start ahead copies: the last read-only one, in the directory
+    /// the last command left.
+    template: Mutex<Option<Request>>,
+    disabled: AtomicBool,
+    /// Shells started ahead that ran a command, and those ended without one.
+    used: AtomicU64,
+    unused: AtomicU64,
+}
+
+impl Ahead {
+    pub(crate) fn set_enabled(&self, on: bool) {
+        self.disabled.store(!on, Ordering::SeqCst);
+    }
+
+    /// Whether `request` could run in a shell started ahead.
+    fn fits(request: &Request) -> bool {
+        request.sandbox == Level::ReadOnly
+            && request.tty.is_none()
+            && matches!(request.mode, Mode::Foreground { .. })
+    }
+
+    /// The job of `request` in the shell started ahead, when there is one it can use
+    /// (see the module's documentation). A start in progress is waited for.
+    pub(crate) async fn take(
+        &self,
+        inner: &Inner,
+        request: &Request,
+        tasks: &TaskManager,
+    ) -> Option<Arc<Job>> {
+        if !Self::fits(request) || self.disabled.load(Ordering::SeqCst) {
+            return None;
+        }
+        let started = self.slot.lock().await.take()?;
+        let job = inner.go(started, request, tasks);
+        tracing::debug!(used = job.is_some(), "the shell started ahead");
+        let counter = if job.is_some() {
+            &self.used
+        } else {
+            &self.unused
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        job
+    }
+
+    /// How many shells started ahead ran a command, and how many ended without one.
+    pub(crate) fn counts(&self) -> crate::executor::StartAheadCounts {
+        crate::executor::StartAheadCounts {
+            used: self.used.load(Ordering::Relaxed),
+            unused: self.unused.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Ends `started` unused.
+    fn end(&self, started: Option<Started>) {
+        if started.is_some() {
+            self.unused.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// After a call to `request`: starts the next read-only command's shell in the
+    /// background, unless one made for the same inputs waits already. `next_cwd`: the
+    /// directory the command left the session in, if it moved.
+    pub(crate) fn schedule(
+        self: &Arc<Self>,
+        inner: &Arc<Inner>,
+        request: &Request,
+        next_cwd: Option<&Path>,
+    ) {
+        if self.disabled.load(Ordering::SeqCst) || !inner.spawner.starts_ahead() {
+            return;
+        }
+        let template = {
+            let mut template = self.template.lock().unwrap_or_else(PoisonError::into_inner);
+            if Self::fits(request) {
+                *template = Some(Request {
+                    command: String::new(),
+                    ..request.clone()
+                });
+            }
+            if let (Some(template), Some(cwd)) = (template.as_mut(), next_cwd) {
+                template.cwd = cwd.to_path_buf();
+            }
+            template.clone()
+        };
+        let Some(template) = template else {
+            return;
+        };
+        // A call or another start holds the slot: it is theirs.
+        let Ok(mut slot) = Arc::clone(&self.slot).try_lock_owned() else {
+            return;
+        };
+        let key = Key::of(&template, full_env(&inner.env_changes(&template)));
+        if slot.as_ref().is_some_and(|started| started.key == key) {
+            return;
+        }
+        self.end(slot.take());
+        let inner = Arc::clone(inner);
+        let ahead = Arc::clone(self);
+        tokio::spawn(async move {
+            match inner.start_ahead(&template, key).await {
+                Ok(started) if !ahead.disabled.load(Ordering::SeqCst) => *slot = Some(started),
+                Ok(started) => ahead.end(Some(started)),
+                Err(error) => tracing::debug!(%error, "no shell started ahead"),
+            }
+        });
+    }
+
+    /// Waits for a start in progress, if any.
+    pub(crate) async fn settled(&self) {
+        drop(self.slot.lock().await);
+    }
+
+    /// Ends the shell started ahead, waiting for a start in progress.
+    pub(crate) async fn discard(&self) {
+        let started = self.slot.lock().await.take();
+        self.end(started);
+    }
+
+    /// Ends the shell started ahead, if the slot is free; a start in progress keeps
+    /// its result only while starts ahead stay enabled.
+    pub(crate) fn discard_now(&self) {
+        if let Ok(mut slot) = self.slot.try_lock() {
+            let started = slot.take();
+            self.end(started);
+        }
+    }
+}
+
+impl Inner {
+    /// Starts the shell of a read-only command like `template`, waiting for its text.
+    async fn start_ahead(&self, template: &Request, key: Key) -> Result<Started, ExecError> {
+        if !template.cwd.is_dir() {
+            return Err(ExecError::NoWorkingDirectory(template.cwd.clone()));
+        }
+        let (files, output) = self.files(template)?;
+        let command = self.command_file("")?;
+        let ours = command
+            .try_clone()
+            .map_err(|source| ExecError::CommandFile {
+                path: PathBuf::from("memfd:wavesh-command"),
+                source,
+            })?;
+        let mut env = self.env_changes(template);
+        let mut sandboxed = self.sandbox(template, &files, &key.env, &mut env)?;
+        let spawn_error = |source: std::io::Error| ExecError::Spawn {
+            shell: self.shell.path().display().to_string(),
+            source,
+        };
+        let (go, theirs) = std::os::unix::net::UnixStream::pair().map_err(spawn_error)?;
+        let spec = SpawnSpec {
+            shell: self.shell.clone(),
+            script: started_ahead(prelude(
+                self.shell.kind(),
+                files.cwd_file.as_deref(),
+                self.search.as_deref(),
+            )),
+            command,
+            output,
+            cwd: template.cwd.clone(),
+            env,
+            seatbelt: None,
+            sandbox: sandboxed.prepared.child.take(),
+            go: Some(OwnedFd::from(theirs)),
+        };
+        let child = self.spawner.spawn_async(spec).await.map_err(spawn_error)?;
+        Ok(Started {
+            key,
+            files: Some(files),
+            command: ours,
+            go: Some(OwnedFd::from(go)),
+            child: Some(child),
+            sandboxed,
+        })
+    }
+
+    /// Runs `request` in `started` if it may (see the module's documentation).
+    fn go(&self, mut started: Started, request: &Request, tasks: &TaskManager) -> Option<Arc<Job>> {
+        let env = full_env(&self.env_changes(request));
+        if started.key != Key::of(request, env) {
+            tracing::debug!(
+                "the shell started ahead was made for another directory or environment"
+            );
+            return None;
+        }
+        if self.dir.ensure_room().is_err() {
+            return None;
+        }
+        let (plan, scope): (Plan, _) = self.plan(
+            request,
+            started.files.as_ref()?,
+            &started.key.env,
+            &mut Vec::new(),
+        );
+        if plan != started.sandboxed.made || scope != started.sandboxed.scope {
+            tracing::debug!("the plan changed since the shell was started ahead");
+            return None;
+        }
+        if !started.sandboxed.prepared.reads.still_current(&plan) {
+            tracing::debug!("the read rules changed since the shell was started ahead");
+            return None;
+        }
+        use std::os::unix::fs::FileExt;
+        started
+            .command
+            .write_all_at(request.command.as_bytes(), 0)
+            .ok()?;
+        let go = started.go.as_ref()?;
+        // A shell that is gone takes nothing: no SIGPIPE, an error.
+        match rustix::net::send(go, b"\n", rustix::net::SendFlags::NOSIGNAL) {
+            Ok(1) => {}
+            _ => return None,
+        }
+        tracing::debug!(target: "wavesh_stage", stage = "planned");
+        tracing::debug!(target: "wavesh_stage", stage = "spawned");
+        let outcome = started.sandboxed.outcome(
+            started.sandboxed.prepared.plan.clone(),
+            request.cwd.clone(),
+            self.network.as_ref(),
+        );
+        let child = started.child.take()?;
+        // The shell owns the pipe's other end now; ours closes with `started`.
+        let files = started.files.take()?;
+        Some(self.job(request, files, child, Some(Arc::new(outcome)), None, tasks))
+    }
+}

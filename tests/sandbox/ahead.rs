@@ -1,0 +1,313 @@
+//! The next read-only command's shell, started ahead of it (SBX-3's cost): a call runs
+//! in it only when it would have made the very same start itself, and a shell started
+//! ahead leaves nothing behind.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use wavesh_exec::sandbox::Level;
+
+use crate::{Fixture, enforced_or_skip};
+
+/// The pids of this fixture's shells waiting for their command: their `-c` script holds
+/// the wait on descriptor 3 and the fixture's private directory.
+fn waiting_shells(private: &Path) -> Vec<u32> {
+    let private = private.display().to_string();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if cmdline.contains("read -r -u 3 __wavesh_go") && cmdline.contains(&private) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The files the sessions under `private` keep for commands: `b…-output.log`,
+/// `b…-cwd`, `b…-tmp`.
+fn command_files(private: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![private.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('b')
+                && (name.ends_with("-output.log")
+                    || name.contains("-cwd")
+                    || name.ends_with("-tmp"))
+            {
+                out.push(name);
+            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// SBX-3: read-only commands after the first run in shells started ahead, and each gets
+/// what a cold start gives it: its own TMPDIR (gone when it ends), stdin at
+/// `/dev/null`, the session's directory, `SECONDS` from its own start, its own output
+/// and exit status.
+///
+/// A start ahead is also unused, rightly, when a directory the secret search watches
+/// changes in between (the fixture's lie under `/var/tmp`, where other tests make
+/// theirs): so the commands go on until enough of them ran in one, the first few after
+/// a pause longer than a second, for `SECONDS`.
+#[tokio::test]
+async fn sbx_3_read_only_commands_run_in_shells_started_ahead() {
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, true);
+    let first = f.run(&session, "echo first").await;
+    assert_eq!(first.text, "first");
+    let mut tmps = Vec::new();
+    let (mut used_after_pause, mut used) = (0, 0);
+    for i in 0..24 {
+        if used_after_pause == 0 && i < 8 {
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+        }
+        let before = session.start_ahead_counts().used;
+        let result = f
+            .run(
+                &session,
+                &format!(
+                    "echo run-{i} $SECONDS; echo \"tmp=$TMPDIR\"; cat; pwd; test -d \"$TMPDIR\" && echo tmp-ok; exit {}",
+                    i % 3
+                ),
+            )
+            .await;
+        let lines: Vec<&str> = result
+            .text
+            .lines()
+            .filter(|line| !line.starts_with("Exit code"))
+            .collect();
+        assert_eq!(
+            lines.first(),
+            Some(&format!("run-{i} 0").as_str()),
+            "{}",
+            result.text
+        );
+        assert_eq!(
+            lines.get(2),
+            Some(&f.ws.display().to_string().as_str()),
+            "{}",
+            result.text
+        );
+        assert!(result.text.contains("tmp-ok"), "{}", result.text);
+        assert_eq!(result.exit_code, Some(i % 3), "{}", result.text);
+        let tmp = lines[1].strip_prefix("tmp=").unwrap().to_owned();
+        assert!(!Path::new(&tmp).exists(), "{tmp} outlived its command");
+        tmps.push(tmp);
+        if session.start_ahead_counts().used > before {
+            used += 1;
+            if i < 8 && used_after_pause == 0 {
+                used_after_pause = 1;
+            }
+        }
+        if used >= 3 && used_after_pause == 1 {
+            break;
+        }
+    }
+    let count = tmps.len();
+    tmps.sort();
+    tmps.dedup();
+    assert_eq!(tmps.len(), count, "each command has a TMPDIR of its own");
+    assert!(
+        used >= 3 && used_after_pause == 1,
+        "shells started ahead ran {used} of {count} commands ({} after a pause): {:?}",
+        used_after_pause,
+        session.start_ahead_counts()
+    );
+    session.shutdown().await;
+}
+
+/// SBX-3: a command that arrives while the next shell is still being started ahead waits
+/// for it (used, or found stale and ended); commands at once each run once, with their
+/// own output.
+#[tokio::test]
+async fn sbx_3_calls_back_to_back_and_at_once_each_run_once() {
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, true);
+    for i in 0..5 {
+        let result = f.run(&session, &format!("echo back-{i}")).await;
+        assert_eq!(result.text, format!("back-{i}"));
+    }
+    let counts = session.start_ahead_counts();
+    assert_eq!(
+        counts.used + counts.unused,
+        4,
+        "each call after the first met one: {counts:?}"
+    );
+    let (a, b, c) = tokio::join!(
+        f.run(&session, "echo a"),
+        f.run(&session, "echo b"),
+        f.run(&session, "echo c")
+    );
+    assert_eq!(
+        (a.text.as_str(), b.text.as_str(), c.text.as_str()),
+        ("a", "b", "c")
+    );
+    session.shutdown().await;
+}
+
+/// A change to the file system a test makes between two commands.
+type Plant = Box<dyn Fn(&Fixture)>;
+
+/// SBX-2, SBX-6: a shell started ahead is never used once its plan is stale. Each change
+/// below comes after the start ahead is done, and the next command must not see what it
+/// planted: a secret-named file and a hardlink to a secret in the workspace, a secret
+/// path of the home that did not exist (its directory with it). A move of the session's
+/// directory (`cd`) is no change: the next shell is started where the session is.
+#[tokio::test]
+async fn sbx_2_a_stale_start_ahead_is_never_used() {
+    if !enforced_or_skip(Level::ReadOnly) {
+        return;
+    }
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, true);
+    assert_eq!(f.run(&session, "cat README.md").await.text, "hello");
+    let plants: Vec<(&str, Plant, String)> = vec![
+        (
+            "a secret-named file in the workspace",
+            Box::new(|f: &Fixture| {
+                crate::write(
+                    &f.ws.join(".env.staging"),
+                    &format!("{}-staging\n", f.marker),
+                );
+            }),
+            "cat .env.staging".to_owned(),
+        ),
+        (
+            "a hardlink to a secret in the workspace",
+            Box::new(|f: &Fixture| {
+                std::fs::hard_link(f.home.join(".netrc"), f.ws.join("notes.txt")).unwrap();
+            }),
+            "cat notes.txt".to_owned(),
+        ),
+        (
+            "a secret path of the home, made with its directory",
+            Box::new(|f: &Fixture| {
+                crate::write(&f.home.join(".config/hub"), &format!("{}-hub\n", f.marker));
+                crate::write(
+                    &f.home.join(".terraform.d/credentials.tfrc.json"),
+                    &format!("{}-terraform\n", f.marker),
+                );
+            }),
+            format!(
+                "cat '{0}/.config/hub' '{0}/.terraform.d/credentials.tfrc.json'",
+                f.home.display()
+            ),
+        ),
+    ];
+    for (what, plant, read) in &plants {
+        session.start_ahead_settled().await;
+        let before = session.start_ahead_counts();
+        plant(&f);
+        let result = f.run(&session, &format!("{read}; echo done")).await;
+        assert!(!result.text.contains(&f.marker), "{what}: {}", result.text);
+        assert!(result.text.contains("done"), "{what}: {}", result.text);
+        let after = session.start_ahead_counts();
+        assert_eq!(
+            after.unused,
+            before.unused + 1,
+            "{what}: the stale start was used"
+        );
+        assert_eq!(after.used, before.used, "{what}");
+    }
+    // A `cd`: the next shell starts in the new directory and is used there (unless
+    // another test changed `/var/tmp` meanwhile: then the next one).
+    assert!(
+        f.run(&session, "cd src && pwd")
+            .await
+            .text
+            .ends_with("/src")
+    );
+    let before = session.start_ahead_counts();
+    for _ in 0..10 {
+        let result = f.run(&session, "pwd; cat main.txt").await;
+        assert_eq!(result.text, format!("{}/src\ncode", f.ws.display()));
+        if session.start_ahead_counts().used > before.used {
+            break;
+        }
+    }
+    assert!(
+        session.start_ahead_counts().used > before.used,
+        "{:?}",
+        session.start_ahead_counts()
+    );
+    session.shutdown().await;
+}
+
+/// SBX-7: a shell started ahead leaves nothing behind: the session's shutdown ends it and
+/// removes its private files, and a session of one command (`start_ahead(false)`) starts
+/// none.
+#[tokio::test]
+async fn sbx_7_a_shell_started_ahead_leaves_nothing_behind() {
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, true);
+    assert_eq!(f.run(&session, "echo one").await.text, "one");
+    session.start_ahead_settled().await;
+    assert_eq!(waiting_shells(&f.private).len(), 1, "one shell waits");
+    assert!(!command_files(&f.private).is_empty(), "its files are made");
+    session.shutdown().await;
+    assert!(
+        command_files(&f.private).is_empty(),
+        "{:?}",
+        command_files(&f.private)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !waiting_shells(&f.private).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        waiting_shells(&f.private),
+        Vec::<u32>::new(),
+        "the waiting shell ended"
+    );
+    assert_eq!(session.start_ahead_counts().unused, 1);
+
+    let g = Fixture::new();
+    let mut config = wavesh_tool::ToolConfig {
+        sandbox: wavesh_tool::SandboxSettings {
+            level: Level::ReadOnly,
+            read_only_level: false,
+            ..wavesh_tool::SandboxSettings::default()
+        },
+        ..wavesh_tool::ToolConfig::default()
+    };
+    config.sandbox.level = Level::ReadOnly;
+    let mut builder = wavesh_tool::Session::builder(&g.ws);
+    builder
+        .private_base(&g.private)
+        .no_login_env()
+        .home(&g.home)
+        .sandbox_level(Level::ReadOnly)
+        .no_claude_settings()
+        .start_ahead(false)
+        .supervisor(crate::util::WAVESH)
+        .config(config);
+    let single = builder.build().unwrap();
+    assert_eq!(g.run(&single, "echo only").await.text, "only");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(waiting_shells(&g.private), Vec::<u32>::new());
+    assert_eq!(
+        command_files(&g.private),
+        Vec::<String>::new(),
+        "nothing is made for a next command"
+    );
+    single.shutdown().await;
+}
