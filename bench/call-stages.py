@@ -15,7 +15,8 @@ Stages (each from the previous event to its own):
   render              output read, masked and rendered for the model
   JSON-RPC out        the result serialized and written
   server → client     the client reads and parses the answer
-A floor is measured beside it: `bash -c true` spawned from Python.
+A floor is measured beside it: `bash -c true` spawned from Python. Calls are 20 ms apart
+(CALL_STAGES_PAUSE_MS), as an agent's are at least.
 """
 
 import asyncio
@@ -31,6 +32,7 @@ from datetime import datetime
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+PAUSE = int(os.environ.get("CALL_STAGES_PAUSE_MS", "20")) / 1000
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 EVENTS = ["received", "dispatched", "decided", "planned", "spawned", "exited", "collected",
           "rendered", "sent"]
@@ -86,6 +88,10 @@ async def main(binary, runs, command, extra):
                         raise SystemExit(f"the call failed: {result}")
                     sent_at.append(t0)
                     got_at.append(t1)
+                    # An agent's calls are separated by the model's turn: the work a call
+                    # leaves behind (the next read-only shell started ahead) finishes
+                    # before the next, as it would. CALL_STAGES_PAUSE_MS=0: back to back.
+                    await asyncio.sleep(PAUSE)
                 await asyncio.sleep(0.2)
     events = stamps(log_path)[skip:]
     # One call: `received` then `dispatched` ... `rendered`, then the `sent` that follows.

@@ -2,11 +2,13 @@
 //!
 //! Most of a sandboxed command's time before it runs is its start: the plan, the
 //! Landlock ruleset, the supervisor's fork into the command's namespaces, the seccomp
-//! filter and the shell's own start. None of it depends on the command's text. So after
-//! a command ends, the executor starts the next read-only command's shell in the
+//! filter and the shell's own start. None of it depends on the command's text. So while
+//! a command runs, the executor starts the next read-only command's shell in the
 //! background, with everything but the text: its private files, its plan and sandbox,
 //! the process isolation and the shell itself, whose prelude then waits for a line on
-//! descriptor 3 ([`crate::spawn::started_ahead`]).
+//! descriptor 3 ([`crate::spawn::started_ahead`]). When the command ends, a shell started
+//! for other inputs (the command moved the session's directory) or whose read rules are
+//! no longer the current ones is started again.
 //!
 //! A call uses it only when it would have made the very same start now:
 //! - the same request but for the text: read-only, in the foreground, no terminal, the
@@ -73,6 +75,16 @@ pub(crate) struct Started {
     sandboxed: Sandboxed,
 }
 
+impl Started {
+    /// Whether its plan would still be built from the read rules it was built from.
+    fn reads_current(&self) -> bool {
+        self.sandboxed
+            .prepared
+            .reads
+            .still_current(&self.sandboxed.made)
+    }
+}
+
 impl Drop for Started {
     fn drop(&mut self) {
         // End of file on its pipe: the shell exits without running anything. Its files
@@ -102,6 +114,10 @@ pub(crate) struct Ahead {
     /// the last command left.
     template: Mutex<Option<Request>>,
     disabled: AtomicBool,
+    /// Moved by every discard: a start scheduled before it keeps nothing.
+    epoch: AtomicU64,
+    /// Starts scheduled and not yet settled.
+    pending: AtomicU64,
     /// Shells started ahead that ran a command, and those ended without one.
     used: AtomicU64,
     unused: AtomicU64,
@@ -157,9 +173,11 @@ impl Ahead {
         }
     }
 
-    /// After a call to `request`: starts the next read-only command's shell in the
-    /// background, unless one made for the same inputs waits already. `next_cwd`: the
-    /// directory the command left the session in, if it moved.
+    /// When a call to `request` has started its command, and again when it has ended:
+    /// makes sure the next read-only command's shell is being started ahead, for the
+    /// inputs it would have now. `next_cwd`: the directory the command left the session
+    /// in, if it moved. A shell already started for the same inputs, whose read rules
+    /// are still the current ones, is kept; any other is ended and started again.
     pub(crate) fn schedule(
         self: &Arc<Self>,
         inner: &Arc<Inner>,
@@ -185,40 +203,84 @@ impl Ahead {
         let Some(template) = template else {
             return;
         };
-        // A call or another start holds the slot: it is theirs.
-        let Ok(mut slot) = Arc::clone(&self.slot).try_lock_owned() else {
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let (ahead, inner) = (Arc::clone(self), Arc::clone(inner));
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        match Arc::clone(&self.slot).try_lock_owned() {
+            Ok(slot) => ahead.refill(slot, inner, template, epoch),
+            // A call or a start holds the slot: this one comes after it.
+            Err(_) => {
+                tokio::spawn(async move {
+                    let slot = Arc::clone(&ahead.slot).lock_owned().await;
+                    ahead.refill(slot, inner, template, epoch);
+                });
+            }
+        }
+    }
+
+    /// Keeps the shell in `slot` if it was started for `template` and its read rules are
+    /// still the current ones; else ends it and starts another, holding the slot until
+    /// that one waits.
+    fn refill(
+        self: Arc<Self>,
+        mut slot: tokio::sync::OwnedMutexGuard<Option<Started>>,
+        inner: Arc<Inner>,
+        template: Request,
+        epoch: u64,
+    ) {
+        let settle = |ahead: &Ahead| ahead.pending.fetch_sub(1, Ordering::SeqCst);
+        if self.epoch.load(Ordering::SeqCst) != epoch || self.disabled.load(Ordering::SeqCst) {
+            settle(&self);
             return;
-        };
+        }
         let key = Key::of(&template, full_env(&inner.env_changes(&template)));
-        if slot.as_ref().is_some_and(|started| started.key == key) {
+        if slot
+            .as_ref()
+            .is_some_and(|started| started.key == key && started.reads_current())
+        {
+            settle(&self);
             return;
         }
         self.end(slot.take());
-        let inner = Arc::clone(inner);
-        let ahead = Arc::clone(self);
         tokio::spawn(async move {
-            match inner.start_ahead(&template, key).await {
-                Ok(started) if !ahead.disabled.load(Ordering::SeqCst) => *slot = Some(started),
-                Ok(started) => ahead.end(Some(started)),
+            match inner.start_ahead(template, key).await {
+                Ok(started)
+                    if self.epoch.load(Ordering::SeqCst) == epoch
+                        && !self.disabled.load(Ordering::SeqCst) =>
+                {
+                    *slot = Some(started);
+                }
+                Ok(started) => self.end(Some(started)),
                 Err(error) => tracing::debug!(%error, "no shell started ahead"),
             }
+            drop(slot);
+            settle(&self);
         });
     }
 
-    /// Waits for a start in progress, if any.
+    /// Waits until every start scheduled so far is done.
     pub(crate) async fn settled(&self) {
-        drop(self.slot.lock().await);
+        loop {
+            drop(self.slot.lock().await);
+            if self.pending.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
     }
 
-    /// Ends the shell started ahead, waiting for a start in progress.
+    /// Ends the shell started ahead, waiting for a start in progress; starts scheduled
+    /// before keep nothing.
     pub(crate) async fn discard(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
         let started = self.slot.lock().await.take();
         self.end(started);
     }
 
-    /// Ends the shell started ahead, if the slot is free; a start in progress keeps
-    /// its result only while starts ahead stay enabled.
+    /// Ends the shell started ahead, if the slot is free; starts scheduled before keep
+    /// nothing.
     pub(crate) fn discard_now(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut slot) = self.slot.try_lock() {
             let started = slot.take();
             self.end(started);
@@ -227,8 +289,13 @@ impl Ahead {
 }
 
 impl Inner {
-    /// Starts the shell of a read-only command like `template`, waiting for its text.
-    async fn start_ahead(&self, template: &Request, key: Key) -> Result<Started, ExecError> {
+    /// Makes all of the start but the spawn (the files, the plan, the sandbox): plain
+    /// system calls, for a blocking thread, off the runtime that answers the call.
+    fn prepare_ahead(
+        &self,
+        template: &Request,
+        key: Key,
+    ) -> Result<(Started, SpawnSpec), ExecError> {
         if !template.cwd.is_dir() {
             return Err(ExecError::NoWorkingDirectory(template.cwd.clone()));
         }
@@ -242,11 +309,8 @@ impl Inner {
             })?;
         let mut env = self.env_changes(template);
         let mut sandboxed = self.sandbox(template, &files, &key.env, &mut env)?;
-        let spawn_error = |source: std::io::Error| ExecError::Spawn {
-            shell: self.shell.path().display().to_string(),
-            source,
-        };
-        let (go, theirs) = std::os::unix::net::UnixStream::pair().map_err(spawn_error)?;
+        let (go, theirs) =
+            std::os::unix::net::UnixStream::pair().map_err(|source| self.spawn_error(source))?;
         let spec = SpawnSpec {
             shell: self.shell.clone(),
             script: started_ahead(prelude(
@@ -262,15 +326,42 @@ impl Inner {
             sandbox: sandboxed.prepared.child.take(),
             go: Some(OwnedFd::from(theirs)),
         };
-        let child = self.spawner.spawn_async(spec).await.map_err(spawn_error)?;
-        Ok(Started {
+        let started = Started {
             key,
             files: Some(files),
             command: ours,
             go: Some(OwnedFd::from(go)),
-            child: Some(child),
+            child: None,
             sandboxed,
-        })
+        };
+        Ok((started, spec))
+    }
+
+    /// Starts the shell of a read-only command like `template`, waiting for its text.
+    async fn start_ahead(
+        self: Arc<Self>,
+        template: Request,
+        key: Key,
+    ) -> Result<Started, ExecError> {
+        let inner = Arc::clone(&self);
+        let (mut started, spec) =
+            tokio::task::spawn_blocking(move || inner.prepare_ahead(&template, key))
+                .await
+                .map_err(|error| self.spawn_error(std::io::Error::other(error.to_string())))??;
+        let child = self
+            .spawner
+            .spawn_async(spec)
+            .await
+            .map_err(|source| self.spawn_error(source))?;
+        started.child = Some(child);
+        Ok(started)
+    }
+
+    fn spawn_error(&self, source: std::io::Error) -> ExecError {
+        ExecError::Spawn {
+            shell: self.shell.path().display().to_string(),
+            source,
+        }
     }
 
     /// Runs `request` in `started` if it may (see the module's documentation).

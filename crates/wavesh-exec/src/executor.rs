@@ -386,6 +386,9 @@ impl Executor {
             Some(job) => job,
             None => self.inner.start(&request, controls, tasks).await?,
         };
+        // The next read-only command's shell starts while this one runs.
+        #[cfg(target_os = "linux")]
+        self.ahead.schedule(&self.inner, &request, None);
         let (timeout, on_timeout) = match request.mode {
             Mode::Background => {
                 // Never in the foreground: there is nothing to commit.

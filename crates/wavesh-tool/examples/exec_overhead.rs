@@ -271,6 +271,37 @@ async fn main() {
             host_ns.map_or(0.0, |h| ms(s) - ms(h))
         );
         println!("machine: {:?}", wavesh_exec::sandbox::support());
+        // Back to back: each column's calls one after the other with nothing between,
+        // so a call to `read-only` meets the start ahead of the one before still in
+        // progress and waits for it: the worst case of starting ahead.
+        let mut columns: Vec<(&str, &Session)> = vec![("off", supervised.as_ref().unwrap())];
+        columns.extend(
+            levels
+                .iter()
+                .filter(|(name, _)| name.starts_with("read-only"))
+                .map(|(name, session)| (*name, session)),
+        );
+        let mut back_to_back = Vec::new();
+        for (name, session) in columns {
+            let mut samples = Vec::with_capacity(runs);
+            for _ in 0..runs {
+                let start = Instant::now();
+                let result = session.bash(BashInput::new("true"), &ctx).await.unwrap();
+                samples.push(start.elapsed());
+                assert_eq!(result.exit_code, Some(0));
+            }
+            back_to_back.push((name, median(&mut samples), session));
+        }
+        let off = back_to_back[0].1;
+        for (name, m, session) in &back_to_back {
+            println!(
+                "back to back, {:16} median {:.3} ms; over off: {:.3} ms; started ahead: {:?}",
+                name,
+                ms(*m),
+                ms(*m) - ms(off),
+                session.start_ahead_counts()
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&workspace);
 }
