@@ -868,6 +868,10 @@ impl Drop for Files {
 /// A command's sandbox, built.
 pub(crate) struct Sandboxed {
     /// The plan as made, before the sandbox was built from it.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(dead_code, reason = "read by the start ahead, on Linux only")
+    )]
     pub(crate) made: Plan,
     /// The sandbox (its child part taken for the spawn).
     pub(crate) prepared: crate::sandbox::Prepared,

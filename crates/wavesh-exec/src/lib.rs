@@ -13,8 +13,8 @@
 //! `wavesh-tool`.
 
 #[cfg(target_os = "linux")]
-#[cfg(target_os = "linux")]
 mod ahead;
+#[cfg(target_os = "linux")]
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod clone3;

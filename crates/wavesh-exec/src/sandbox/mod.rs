@@ -382,6 +382,10 @@ pub struct Prepared {
     /// Guarantees this machine could not give (told to the model, SBX-5).
     pub missing: Vec<Guarantee>,
     /// The read rules it was built from.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(dead_code, reason = "read by the start ahead, on Linux only")
+    )]
     pub(crate) reads: ReadsId,
 }
 
@@ -402,6 +406,10 @@ impl std::fmt::Debug for ReadsId {
 
 impl ReadsId {
     /// Whether `plan` would be built from these same reads now.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(dead_code, reason = "called by the start ahead, on Linux only")
+    )]
     pub(crate) fn still_current(&self, plan: &Plan) -> bool {
         let then = self.0.as_ref().and_then(std::sync::Weak::upgrade);
         match (then, imp::current_reads(plan, support())) {
