@@ -3,34 +3,16 @@
 //! ahead leaves nothing behind.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wavesh_exec::sandbox::Level;
 
 use crate::{Fixture, enforced_or_skip};
 
-/// The pids of this fixture's shells waiting for their command: their `-c` script holds
-/// the wait on descriptor 3 and the fixture's private directory.
-fn waiting_shells(private: &Path) -> Vec<u32> {
-    let private = private.display().to_string();
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline);
-        if cmdline.contains("read -r -u 3 __wavesh_go") && cmdline.contains(&private) {
-            out.push(pid);
-        }
-    }
-    out
+/// The pids of this fixture's shells waiting for their command (no command runs when
+/// this is asked: every live process naming the private directory is one).
+fn waiting_shells(private: &Path) -> Vec<i32> {
+    crate::util::live_pids_with(&private.display().to_string())
 }
 
 /// The files the sessions under `private` keep for commands: `b…-output.log`,
@@ -269,41 +251,28 @@ async fn sbx_7_a_shell_started_ahead_leaves_nothing_behind() {
         "{:?}",
         command_files(&f.private)
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !waiting_shells(&f.private).is_empty() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::util::wait_until(Duration::from_secs(10), || {
+        waiting_shells(&f.private).is_empty()
+    });
     assert_eq!(
         waiting_shells(&f.private),
-        Vec::<u32>::new(),
+        Vec::<i32>::new(),
         "the waiting shell ended"
     );
     assert_eq!(session.start_ahead_counts().unused, 1);
 
     let g = Fixture::new();
-    let mut config = wavesh_tool::ToolConfig {
-        sandbox: wavesh_tool::SandboxSettings {
-            level: Level::ReadOnly,
-            read_only_level: false,
-            ..wavesh_tool::SandboxSettings::default()
+    let single = g.session_built(
+        Level::ReadOnly,
+        true,
+        |_| {},
+        |builder| {
+            builder.start_ahead(false);
         },
-        ..wavesh_tool::ToolConfig::default()
-    };
-    config.sandbox.level = Level::ReadOnly;
-    let mut builder = wavesh_tool::Session::builder(&g.ws);
-    builder
-        .private_base(&g.private)
-        .no_login_env()
-        .home(&g.home)
-        .sandbox_level(Level::ReadOnly)
-        .no_claude_settings()
-        .start_ahead(false)
-        .supervisor(crate::util::WAVESH)
-        .config(config);
-    let single = builder.build().unwrap();
+    );
     assert_eq!(g.run(&single, "echo only").await.text, "only");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(waiting_shells(&g.private), Vec::<u32>::new());
+    assert_eq!(waiting_shells(&g.private), Vec::<i32>::new());
     assert_eq!(
         command_files(&g.private),
         Vec::<String>::new(),

@@ -176,6 +176,17 @@ impl Fixture {
         supervised: bool,
         adjust: impl FnOnce(&mut ToolConfig),
     ) -> Session {
+        self.session_built(level, supervised, adjust, |_| {})
+    }
+
+    /// [`Fixture::session_with`], and the builder adjusted last.
+    pub fn session_built(
+        &self,
+        level: Level,
+        supervised: bool,
+        adjust: impl FnOnce(&mut ToolConfig),
+        build: impl FnOnce(&mut wavesh_tool::SessionBuilder),
+    ) -> Session {
         let mut config = ToolConfig {
             sandbox: SandboxSettings {
                 level,
@@ -198,6 +209,7 @@ impl Fixture {
         if supervised {
             builder.supervisor(util::WAVESH);
         }
+        build(&mut builder);
         builder.build().unwrap()
     }
 
