@@ -117,6 +117,56 @@ async fn sbx_3_read_only_commands_run_in_shells_started_ahead() {
     session.shutdown().await;
 }
 
+/// SBX-3, SHELL-2: zsh waits on the same descriptor and reads its command the same way:
+/// several lines, a here-document, quotes, `SECONDS` from the command's start.
+#[tokio::test]
+async fn sbx_3_zsh_runs_in_shells_started_ahead() {
+    let Some(zsh) = ["/usr/bin/zsh", "/bin/zsh"]
+        .into_iter()
+        .find(|path| Path::new(path).exists())
+    else {
+        crate::util::missing_prerequisite("zsh", "apt-get install zsh");
+        return;
+    };
+    let f = Fixture::new();
+    let session = f.session_built(
+        Level::ReadOnly,
+        true,
+        |_| {},
+        |builder| {
+            builder.shell(wavesh_exec::Shell::new(zsh, wavesh_exec::ShellKind::Zsh));
+        },
+    );
+    assert_eq!(f.run(&session, "echo first").await.text, "first");
+    let mut used = 0;
+    for i in 0..10 {
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let before = session.start_ahead_counts().used;
+        let result = f
+            .run(
+                &session,
+                &format!(
+                    "echo \"zsh-{i} $SECONDS $ZSH_VERSION[1]\"\ncat <<'EOF'\nit's $HOME\nEOF\nprint -r -- 'a \"b\" c'"
+                ),
+            )
+            .await;
+        assert_eq!(
+            result.text,
+            format!("zsh-{i} 0 5\nit's $HOME\na \"b\" c"),
+            "{}",
+            result.text
+        );
+        if session.start_ahead_counts().used > before {
+            used += 1;
+            if used == 2 {
+                break;
+            }
+        }
+    }
+    assert_eq!(used, 2, "{:?}", session.start_ahead_counts());
+    session.shutdown().await;
+}
+
 /// SBX-3: a command that arrives while the next shell is still being started ahead waits
 /// for it (used, or found stale and ended); commands at once each run once, with their
 /// own output.

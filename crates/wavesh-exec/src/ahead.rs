@@ -373,7 +373,8 @@ impl Inner {
             );
             return None;
         }
-        if self.dir.ensure_room().is_err() {
+        // A directory removed meanwhile: the cold start says so.
+        if self.dir.ensure_room().is_err() || !request.cwd.is_dir() {
             return None;
         }
         let (plan, scope): (Plan, _) = self.plan(
