@@ -193,6 +193,21 @@ async fn sbx_3_calls_back_to_back_and_at_once_each_run_once() {
         (a.text.as_str(), b.text.as_str(), c.text.as_str()),
         ("a", "b", "c")
     );
+    // No descriptor is left behind by a start, used or not: the host holds as many
+    // after forty more commands as before them.
+    let open = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+    session.start_ahead_settled().await;
+    let before = open();
+    for i in 0..40 {
+        let result = f.run(&session, &format!("echo {i}")).await;
+        assert_eq!(result.text, i.to_string());
+    }
+    session.start_ahead_settled().await;
+    let after = open();
+    assert!(
+        after <= before + 2,
+        "descriptors: {before} before, {after} after"
+    );
     session.shutdown().await;
 }
 
