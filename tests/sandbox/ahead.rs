@@ -261,6 +261,19 @@ async fn sbx_2_a_stale_start_ahead_is_never_used() {
         ),
     ];
     for (what, plant, read) in &plants {
+        // After a stale start the session lets a few chances to start ahead pass: until
+        // one is used again, so that a start waits when the change comes.
+        let used = session.start_ahead_counts().used;
+        for _ in 0..20 {
+            assert_eq!(f.run(&session, "echo fresh").await.text, "fresh");
+            if session.start_ahead_counts().used > used {
+                break;
+            }
+        }
+        assert!(
+            session.start_ahead_counts().used > used,
+            "{what}: no start was used again"
+        );
         session.start_ahead_settled().await;
         let before = session.start_ahead_counts();
         plant(&f);
@@ -295,6 +308,31 @@ async fn sbx_2_a_stale_start_ahead_is_never_used() {
         session.start_ahead_counts().used > before.used,
         "{:?}",
         session.start_ahead_counts()
+    );
+    session.shutdown().await;
+}
+
+/// SBX-3: where a watched directory changes between every two calls, every start would be
+/// stale: after one is, the session lets chances to start ahead pass (1, 2, 4, up to 16),
+/// so most calls start cold without a start thrown away beside them, and each still sees
+/// what changed.
+#[tokio::test]
+async fn sbx_3_starts_ahead_back_off_where_every_start_goes_stale() {
+    let f = Fixture::new();
+    let session = f.session(Level::ReadOnly, true);
+    let calls = 16;
+    for i in 0..calls {
+        session.start_ahead_settled().await;
+        crate::write(&f.ws.join(format!("new-{i}.txt")), &format!("made-{i}\n"));
+        let result = f.run(&session, &format!("cat new-{i}.txt")).await;
+        assert_eq!(result.text, format!("made-{i}"));
+    }
+    let counts = session.start_ahead_counts();
+    assert_eq!(counts.used, 0, "{counts:?}");
+    assert!(
+        counts.unused <= calls / 2,
+        "{} of {calls} calls threw a start away",
+        counts.unused
     );
     session.shutdown().await;
 }

@@ -25,14 +25,17 @@
 //! running anything, and its files are removed.
 //!
 //! What it costs: one waiting shell, its subreaper and its private files per session,
-//! and the start's work done between calls instead of during them.
+//! and the start's work done between calls instead of during them. Where a watched
+//! directory changes between most calls every start would be thrown away, so after a
+//! stale one the next chances to start ahead are let pass (1, 2, 4, 8, at most 16, until
+//! one is used again).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::executor::{ExecError, Files, Inner, Mode, Request, Sandboxed, full_env};
@@ -60,6 +63,15 @@ impl Key {
             roots: request.roots.clone(),
         }
     }
+}
+
+/// Why a shell started ahead was not used.
+enum Unused {
+    /// Its plan or its read rules are no longer the ones a start would make now: a
+    /// watched directory changed in between.
+    Stale,
+    /// Anything else: another directory or environment, a gone shell.
+    Other,
 }
 
 /// A shell started ahead, waiting for its command.
@@ -118,6 +130,11 @@ pub(crate) struct Ahead {
     epoch: AtomicU64,
     /// Starts scheduled and not yet settled.
     pending: AtomicU64,
+    /// Starts found stale in a row, and how many chances to start ahead to let pass
+    /// before the next one: where a watched directory changes between most calls, every
+    /// start would be thrown away, and its work would only slow the commands beside it.
+    stale_streak: AtomicU32,
+    skip: AtomicU32,
     /// Shells started ahead that ran a command, and those ended without one.
     used: AtomicU64,
     unused: AtomicU64,
@@ -148,14 +165,36 @@ impl Ahead {
         }
         let started = self.slot.lock().await.take()?;
         let job = inner.go(started, request, tasks);
-        tracing::debug!(used = job.is_some(), "the shell started ahead");
-        let counter = if job.is_some() {
-            &self.used
-        } else {
-            &self.unused
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        job
+        tracing::debug!(used = job.is_ok(), "the shell started ahead");
+        match job {
+            Ok(job) => {
+                self.used.fetch_add(1, Ordering::Relaxed);
+                self.stale_streak.store(0, Ordering::SeqCst);
+                self.skip.store(0, Ordering::SeqCst);
+                Some(job)
+            }
+            Err(why) => {
+                self.unused.fetch_add(1, Ordering::Relaxed);
+                if matches!(why, Unused::Stale) {
+                    self.found_stale();
+                }
+                None
+            }
+        }
+    }
+
+    /// A start was found stale: the next chances to start ahead are let pass, one after
+    /// the first stale start in a row, then 2, 4, 8 and at most 16.
+    fn found_stale(&self) {
+        let streak = self.stale_streak.fetch_add(1, Ordering::SeqCst);
+        self.skip.store(1 << streak.min(4), Ordering::SeqCst);
+    }
+
+    /// Whether this chance to start ahead is to be let pass.
+    fn skips(&self) -> bool {
+        self.skip
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
     }
 
     /// How many shells started ahead ran a command, and how many ended without one.
@@ -234,14 +273,19 @@ impl Ahead {
             return;
         }
         let key = Key::of(&template, full_env(&inner.env_changes(&template)));
-        if slot
-            .as_ref()
-            .is_some_and(|started| started.key == key && started.reads_current())
-        {
+        let same = slot.as_ref().filter(|started| started.key == key);
+        if same.is_some_and(Started::reads_current) {
             settle(&self);
             return;
         }
+        if same.is_some() {
+            self.found_stale();
+        }
         self.end(slot.take());
+        if self.skips() {
+            settle(&self);
+            return;
+        }
         tokio::spawn(async move {
             match inner.start_ahead(template, key).await {
                 Ok(started)
@@ -365,42 +409,43 @@ impl Inner {
     }
 
     /// Runs `request` in `started` if it may (see the module's documentation).
-    fn go(&self, mut started: Started, request: &Request, tasks: &TaskManager) -> Option<Arc<Job>> {
+    fn go(
+        &self,
+        mut started: Started,
+        request: &Request,
+        tasks: &TaskManager,
+    ) -> Result<Arc<Job>, Unused> {
         let env = full_env(&self.env_changes(request));
         if started.key != Key::of(request, env) {
             tracing::debug!(
                 "the shell started ahead was made for another directory or environment"
             );
-            return None;
+            return Err(Unused::Other);
         }
         // A directory removed meanwhile: the cold start says so.
         if self.dir.ensure_room().is_err() || !request.cwd.is_dir() {
-            return None;
+            return Err(Unused::Other);
         }
-        let (plan, scope): (Plan, _) = self.plan(
-            request,
-            started.files.as_ref()?,
-            &started.key.env,
-            &mut Vec::new(),
-        );
+        let files = started.files.as_ref().ok_or(Unused::Other)?;
+        let (plan, scope): (Plan, _) = self.plan(request, files, &started.key.env, &mut Vec::new());
         if plan != started.sandboxed.made || scope != started.sandboxed.scope {
             tracing::debug!("the plan changed since the shell was started ahead");
-            return None;
+            return Err(Unused::Stale);
         }
         if !started.sandboxed.prepared.reads.still_current(&plan) {
             tracing::debug!("the read rules changed since the shell was started ahead");
-            return None;
+            return Err(Unused::Stale);
         }
         use std::os::unix::fs::FileExt;
         started
             .command
             .write_all_at(request.command.as_bytes(), 0)
-            .ok()?;
-        let go = started.go.as_ref()?;
+            .map_err(|_| Unused::Other)?;
+        let go = started.go.as_ref().ok_or(Unused::Other)?;
         // A shell that is gone takes nothing: no SIGPIPE, an error.
         match rustix::net::send(go, b"\n", rustix::net::SendFlags::NOSIGNAL) {
             Ok(1) => {}
-            _ => return None,
+            _ => return Err(Unused::Other),
         }
         tracing::debug!(target: "wavesh_stage", stage = "planned");
         tracing::debug!(target: "wavesh_stage", stage = "spawned");
@@ -409,9 +454,9 @@ impl Inner {
             request.cwd.clone(),
             self.network.as_ref(),
         );
-        let child = started.child.take()?;
+        let child = started.child.take().ok_or(Unused::Other)?;
         // The shell owns the pipe's other end now; ours closes with `started`.
-        let files = started.files.take()?;
-        Some(self.job(request, files, child, Some(Arc::new(outcome)), None, tasks))
+        let files = started.files.take().ok_or(Unused::Other)?;
+        Ok(self.job(request, files, child, Some(Arc::new(outcome)), None, tasks))
     }
 }

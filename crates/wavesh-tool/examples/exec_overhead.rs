@@ -8,7 +8,7 @@
 //! per sandbox level through it (SBX): `read-only` and `workspace-write` (a TMPDIR,
 //! the Landlock ruleset built around the secrets, the seccomp filter and, at
 //! workspace-write, the mount namespace, per command). `read-only` starts the next
-//! command's shell ahead of it, as sessions do; `read-only, cold` does not, so every
+//! command's shell ahead of it, as sessions do; `read-only cold` does not, so every
 //! call pays the whole start. Calls are 20 ms apart (`EXEC_OVERHEAD_PAUSE_MS`), as an
 //! agent's are at least.
 #![expect(
@@ -139,7 +139,7 @@ async fn main() {
                 ),
                 ("read-only", at_level(&workspace, binary, Level::ReadOnly)),
                 (
-                    "read-only, cold",
+                    "read-only cold",
                     at_level_with(&workspace, binary, Level::ReadOnly, true, false),
                 ),
                 (
