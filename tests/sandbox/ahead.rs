@@ -41,6 +41,17 @@ fn command_files(private: &Path) -> Vec<String> {
     out
 }
 
+/// Runs `command`, and says whether it ran in a shell started ahead.
+async fn run_counted(
+    f: &Fixture,
+    session: &wavesh_tool::Session,
+    command: &str,
+) -> (wavesh_tool::BashResult, bool) {
+    let before = session.start_ahead_counts().used;
+    let result = f.run(session, command).await;
+    (result, session.start_ahead_counts().used > before)
+}
+
 /// SBX-3: read-only commands after the first run in shells started ahead, and each gets
 /// what a cold start gives it: its own TMPDIR (gone when it ends), stdin at
 /// `/dev/null`, the session's directory, `SECONDS` from its own start, its own output
@@ -62,16 +73,15 @@ async fn sbx_3_read_only_commands_run_in_shells_started_ahead() {
         if used_after_pause == 0 && i < 8 {
             tokio::time::sleep(Duration::from_millis(1100)).await;
         }
-        let before = session.start_ahead_counts().used;
-        let result = f
-            .run(
-                &session,
-                &format!(
-                    "echo run-{i} $SECONDS; echo \"tmp=$TMPDIR\"; cat; pwd; test -d \"$TMPDIR\" && echo tmp-ok; exit {}",
-                    i % 3
-                ),
-            )
-            .await;
+        let (result, ahead) = run_counted(
+            &f,
+            &session,
+            &format!(
+                "echo run-{i} $SECONDS; echo \"tmp=$TMPDIR\"; cat; pwd; test -d \"$TMPDIR\" && echo tmp-ok; exit {}",
+                i % 3
+            ),
+        )
+        .await;
         let lines: Vec<&str> = result
             .text
             .lines()
@@ -94,7 +104,7 @@ async fn sbx_3_read_only_commands_run_in_shells_started_ahead() {
         let tmp = lines[1].strip_prefix("tmp=").unwrap().to_owned();
         assert!(!Path::new(&tmp).exists(), "{tmp} outlived its command");
         tmps.push(tmp);
-        if session.start_ahead_counts().used > before {
+        if ahead {
             used += 1;
             if i < 8 && used_after_pause == 0 {
                 used_after_pause = 1;
@@ -141,22 +151,21 @@ async fn sbx_3_zsh_runs_in_shells_started_ahead() {
     let mut used = 0;
     for i in 0..10 {
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        let before = session.start_ahead_counts().used;
-        let result = f
-            .run(
-                &session,
-                &format!(
-                    "echo \"zsh-{i} $SECONDS $ZSH_VERSION[1]\"\ncat <<'EOF'\nit's $HOME\nEOF\nprint -r -- 'a \"b\" c'"
-                ),
-            )
-            .await;
+        let (result, ahead) = run_counted(
+            &f,
+            &session,
+            &format!(
+                "echo \"zsh-{i} $SECONDS $ZSH_VERSION[1]\"\ncat <<'EOF'\nit's $HOME\nEOF\nprint -r -- 'a \"b\" c'"
+            ),
+        )
+        .await;
         assert_eq!(
             result.text,
             format!("zsh-{i} 0 5\nit's $HOME\na \"b\" c"),
             "{}",
             result.text
         );
-        if session.start_ahead_counts().used > before {
+        if ahead {
             used += 1;
             if used == 2 {
                 break;
