@@ -16,12 +16,12 @@
 //! - the same plan, made again from the same inputs (a secret that became readable or
 //!   a glob that matches more changes it), built from the same read rules (nothing the
 //!   secret search listed or watches changed: [`crate::sandbox::ReadsId`]);
-//! - the shell still waiting (its end of the pipe open).
+//! - the shell still waiting (its end of the socket open).
 //!
 //! It then writes the command into the shell's stdin file (a memfd at offset 0, where
-//! the shell has not read yet), one line into the pipe, and reads the workspace's
+//! the shell has not read yet), one line into the socket, and reads the workspace's
 //! secret values for masking as a cold start does. Anything else and the call starts
-//! cold; the shell started ahead gets end-of-file on its pipe and exits without
+//! cold; the shell started ahead gets end-of-file on its socket and exits without
 //! running anything, and its files are removed.
 //!
 //! What it costs: one waiting shell, its subreaper and its private files per session,
@@ -81,7 +81,7 @@ pub(crate) struct Started {
     files: Option<Files>,
     /// The shell's stdin, empty: the command is written here at offset 0.
     command: File,
-    /// Our end of the pipe the shell waits on. Closed, the shell exits.
+    /// Our end of the socket pair the shell waits on. Closed, the shell exits.
     go: Option<OwnedFd>,
     child: Option<Box<dyn SpawnedChild>>,
     sandboxed: Sandboxed,
@@ -99,7 +99,7 @@ impl Started {
 
 impl Drop for Started {
     fn drop(&mut self) {
-        // End of file on its pipe: the shell exits without running anything. Its files
+        // End of file on its socket: the shell exits without running anything. Its files
         // go with `files`.
         drop(self.go.take());
         if let Some(child) = self.child.take() {
@@ -321,6 +321,13 @@ impl Ahead {
         self.end(started);
     }
 
+    /// Starts nothing again, and ends the shell started ahead if the slot is free (a
+    /// start in progress ends its own shell when done).
+    pub(crate) fn close_now(&self) {
+        self.set_enabled(false);
+        self.discard_now();
+    }
+
     /// Ends the shell started ahead, if the slot is free; starts scheduled before keep
     /// nothing.
     pub(crate) fn discard_now(&self) {
@@ -455,7 +462,7 @@ impl Inner {
             self.network.as_ref(),
         );
         let child = started.child.take().ok_or(Unused::Other)?;
-        // The shell owns the pipe's other end now; ours closes with `started`.
+        // The shell owns the socket's other end now; ours closes with `started`.
         let files = started.files.take().ok_or(Unused::Other)?;
         Ok(self.job(request, files, child, Some(Arc::new(outcome)), None, tasks))
     }

@@ -199,10 +199,19 @@ pub enum ExecError {
 
 /// Runs commands in fresh shells.
 pub struct Executor {
-    inner: Arc<Inner>,
-    /// The next read-only command's shell, started ahead of it.
+    /// The next read-only command's shell, started ahead of it. Before `inner`: its
+    /// files go before the private directory they are in.
     #[cfg(target_os = "linux")]
     ahead: Arc<crate::ahead::Ahead>,
+    inner: Arc<Inner>,
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // A start in progress keeps the settings alive and ends its shell when done.
+        #[cfg(target_os = "linux")]
+        self.ahead.close_now();
+    }
 }
 
 /// What starting a command needs; shared with the start of the next command's shell
@@ -334,6 +343,17 @@ impl Executor {
     pub async fn end_started_ahead(&self) {
         #[cfg(target_os = "linux")]
         self.ahead.discard().await;
+    }
+
+    /// Ends the shell started ahead, waits for a start in progress, and starts none
+    /// again: the end of a session, whose private files are removed next, while a call
+    /// still finishing would otherwise start one more.
+    pub async fn close_start_ahead(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            self.ahead.set_enabled(false);
+            self.ahead.discard().await;
+        }
     }
 
     /// Waits until the start ahead scheduled by the last call, if any, is done: a host

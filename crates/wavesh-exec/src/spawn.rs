@@ -80,15 +80,15 @@ pub struct SpawnSpec {
     /// macOS: the Seatbelt profile the shell is started under (`sandbox-exec -p`).
     pub seatbelt: Option<String>,
     /// A shell started ahead of its command ([`Spawner::starts_ahead`]): the read end of
-    /// the pipe it waits on, descriptor 3 in the shell; its prelude reads one line there
+    /// the socket it waits on (one end of a Unix stream pair), descriptor 3 in the shell; its prelude reads one line there
     /// before it reads the command from stdin.
     pub go: Option<GoPipe>,
 }
 
-/// The read end of a started-ahead shell's pipe ([`SpawnSpec::go`]); none on Windows.
+/// The read end of a started-ahead shell's socket ([`SpawnSpec::go`]); none on Windows.
 #[cfg(unix)]
 pub type GoPipe = std::os::fd::OwnedFd;
-/// The read end of a started-ahead shell's pipe ([`SpawnSpec::go`]); none on Windows.
+/// The read end of a started-ahead shell's socket ([`SpawnSpec::go`]); none on Windows.
 #[cfg(not(unix))]
 pub type GoPipe = std::convert::Infallible;
 
@@ -125,7 +125,7 @@ pub trait Spawner: Send + Sync {
         false
     }
 
-    /// Whether a shell can be started ahead of its command, waiting on a pipe given as
+    /// Whether a shell can be started ahead of its command, waiting on a socket given as
     /// [`SpawnSpec::go`] (the supervisor hands it over as descriptor 3).
     fn starts_ahead(&self) -> bool {
         false
@@ -288,9 +288,9 @@ pub fn on_terminal(prelude: String) -> String {
 }
 
 /// The prelude of a shell started ahead of its command ([`SpawnSpec::go`]): it first
-/// waits for one line on descriptor 3, and exits without running anything when the pipe
+/// waits for one line on descriptor 3, and exits without running anything when the socket
 /// closes instead (the start ahead was discarded, or the host is gone). Then it closes
-/// the pipe, reads the command from stdin as every prelude does, and counts `SECONDS`
+/// the socket, reads the command from stdin as every prelude does, and counts `SECONDS`
 /// from there, not from the shell's start.
 pub fn started_ahead(prelude: String) -> String {
     let prelude = prelude.replacen("exec 0</dev/null; ", "exec 0</dev/null; SECONDS=0; ", 1);

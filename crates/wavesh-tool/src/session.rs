@@ -216,8 +216,9 @@ impl Session {
     /// Ends every command, background task and tree left running by a foreground
     /// command, and waits until they are gone.
     pub async fn shutdown(&self) {
-        self.shared.executor.end_started_ahead().await;
         self.owner.tasks.shutdown().await;
+        // After the commands: one ending now starts the next shell ahead.
+        self.shared.executor.end_started_ahead().await;
     }
 
     /// Ends the session for good: [`Session::shutdown`], then removes every file of its
@@ -225,6 +226,7 @@ impl Session {
     /// paths no caller can use once the session is gone. The directory itself goes when
     /// the session is dropped.
     pub async fn end(&self) {
+        self.shared.executor.close_start_ahead().await;
         self.shutdown().await;
         self.shared.executor.private_dir().remove_files();
     }

@@ -65,7 +65,7 @@ struct SpawnRequest {
     cgroup: Option<OwnedFd>,
     /// The command cgroup's directory, removed by the subreaper once its tree is empty.
     cgroup_dir: Option<std::path::PathBuf>,
-    /// A shell started ahead of its command: the pipe its prelude waits on, descriptor 3.
+    /// A shell started ahead of its command: the socket its prelude waits on, descriptor 3.
     go: Option<OwnedFd>,
 }
 

@@ -544,7 +544,7 @@ impl Supervisor {
             // are empty: the host may exit without dropping anything.
             out.bytes(cgroup.path().as_os_str().as_bytes());
         }
-        // A shell started ahead waits on this pipe (descriptor 3 in the shell).
+        // A shell started ahead waits on this socket (descriptor 3 in the shell).
         out.u8(u8::from(spec.go.is_some()));
         let mut fds = vec![spec.command.as_raw_fd(), spec.output.as_raw_fd()];
         fds.extend(ruleset);
