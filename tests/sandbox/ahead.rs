@@ -398,3 +398,108 @@ async fn sbx_7_a_shell_started_ahead_leaves_nothing_behind() {
     );
     single.shutdown().await;
 }
+
+/// SBX-7 without the cost of SBX-3: where the command is isolated, other sessions'
+/// directories are hidden by a mount in its own mount namespace, so the directory that
+/// holds the sessions' base (`/tmp` on a machine without `XDG_RUNTIME_DIR`) is not one
+/// the secret search watches: entries made and removed there between calls leave the
+/// shells started ahead usable. Before, every such change made the read rules again and
+/// threw the waiting shell away. A command sees its own session's directory and nothing
+/// else beside it, another session's neither by name nor by content.
+#[tokio::test]
+async fn sbx_7_a_busy_directory_beside_the_sessions_keeps_starts_ahead() {
+    if !crate::isolation_or_skip() {
+        return;
+    }
+    let f = Fixture::new();
+    // The sessions' base (`wavesh-UID` in it) in a directory of its own that nothing
+    // else changes, as `/tmp` holds `/tmp/wavesh-UID`.
+    let sessions = f.base.join("runtime");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let session = f.session_built(
+        Level::ReadOnly,
+        true,
+        |_| {},
+        |builder| {
+            builder.private_base(&sessions);
+        },
+    );
+    let other = f.session_built(
+        Level::WorkspaceWrite,
+        true,
+        |_| {},
+        |builder| {
+            builder.private_base(&sessions);
+        },
+    );
+    let planted = f
+        .run(
+            &other,
+            &format!(
+                "echo {}-other > \"$TMPDIR\"/other.txt && echo planted",
+                f.marker
+            ),
+        )
+        .await;
+    assert_eq!(planted.text, "planted");
+    let own = session.private_dir().to_path_buf();
+    let others = other.private_dir().display().to_string();
+    let listed = f
+        .run(
+            &session,
+            &format!(
+                "ls -a {}; echo ---; cat {others}/tmp/other.txt 2>&1; ls {others} 2>&1; true",
+                own.parent().unwrap().display()
+            ),
+        )
+        .await;
+    let own_name = own.file_name().unwrap().to_string_lossy().into_owned();
+    let other_name = other
+        .private_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let (names, rest) = listed.text.split_once("---").unwrap();
+    let names: Vec<&str> = names.split_whitespace().collect();
+    assert_eq!(names, [".", "..", own_name.as_str()], "{}", listed.text);
+    assert!(
+        !rest.contains(&f.marker) && !names.contains(&other_name.as_str()),
+        "another session's file was read: {}",
+        listed.text
+    );
+    // Not there at all, rather than refused.
+    assert_eq!(
+        rest.matches("No such file or directory").count(),
+        2,
+        "{}",
+        listed.text
+    );
+    // Files come and go beside the sessions' base between calls. Other tests' changes
+    // to the directories on the way to the fixture's home (under `/var/tmp`) still make
+    // a start stale now and then, rightly: so the calls go on until three were used.
+    let mut used = 0;
+    for i in 0..24 {
+        session.start_ahead_settled().await;
+        let churn = sessions.join(format!("churn-{i}"));
+        std::fs::write(&churn, "x").unwrap();
+        if i > 0 {
+            let _ = std::fs::remove_file(sessions.join(format!("churn-{}", i - 1)));
+        }
+        let (result, ahead) = run_counted(&f, &session, &format!("echo run-{i}")).await;
+        assert_eq!(result.text, format!("run-{i}"));
+        used += usize::from(ahead);
+        if used == 3 {
+            break;
+        }
+    }
+    assert_eq!(
+        used,
+        3,
+        "starts ahead used while {} changed: {:?}",
+        sessions.display(),
+        session.start_ahead_counts()
+    );
+    session.shutdown().await;
+    other.shutdown().await;
+}

@@ -720,6 +720,7 @@ async fn net_3_a_read_only_read_reaches_the_read_port_only() {
         Arc::new(wavesh_exec::PosixSignaller),
     ));
     let dir = Arc::new(PrivateDir::create(Some(&f.private)).unwrap());
+    let own = dir.path().to_path_buf();
     let mut executor = Executor::new(
         wavesh_exec::resolve_default_shell().unwrap(),
         dir,
@@ -728,7 +729,7 @@ async fn net_3_a_read_only_read_reaches_the_read_port_only() {
     );
     executor.set_sandbox(wavesh_exec::sandbox::SandboxConfig {
         roots: vec![f.ws.clone()],
-        private_dir: Some(f.private.clone()),
+        private_dir: Some(own),
         ..wavesh_exec::sandbox::SandboxConfig::default()
     });
     executor.set_network(Some(SessionNetwork {

@@ -781,6 +781,14 @@ impl Inner {
                 .iter()
                 .map(|(name, dir)| (name.clone(), Some(dir.clone().into_os_string()))),
         );
+        // SBX-7: where the command gets a mount namespace of its own, other sessions'
+        // directories are hidden there, not by Landlock rules around them.
+        if request.sandbox != Level::Off
+            && self.spawner.isolates_processes()
+            && crate::sandbox::support().process_isolation
+        {
+            plan.hide_sessions_by_mount();
+        }
         (plan, scope)
     }
 

@@ -868,6 +868,7 @@ mod tests {
                 level: Level::ReadOnly,
                 writable_dirs: Vec::new(),
                 readable_dirs: Vec::new(),
+                sessions_by_mount: None,
                 writable_files: Vec::new(),
                 read_only: Vec::new(),
                 secret_paths: Vec::new(),

@@ -488,6 +488,7 @@ mod tests {
             level,
             writable_dirs: vec!["/p/tmp".into(), "/ws".into()],
             readable_dirs: Vec::new(),
+            sessions_by_mount: None,
             writable_files: vec!["/dev/null".into()],
             read_only: vec!["/ws/.git/hooks".into()],
             secret_paths: vec!["/home/u/.ssh".into()],

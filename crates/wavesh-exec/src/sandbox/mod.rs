@@ -442,13 +442,18 @@ pub fn prepare(plan: Plan, strict: bool, isolating: bool) -> Result<Prepared, Sa
         }
         log_missing_once(plan.level, &missing);
     }
+    // Only the isolation mounts over the sessions' directory (SBX-7): a spawner that
+    // does not isolate leaves it to Landlock.
+    let mut plan = plan;
+    if !(isolating && support().process_isolation) {
+        plan.hide_sessions_by_landlock();
+    }
     // Taken first: should a directory change while the sandbox is built, the reads it
     // is built from are newer than these, and a start ahead is never used.
     let reads = ReadsId(
         imp::current_reads(&plan, support()).map(|reads| std::sync::Arc::downgrade(&reads)),
     );
     let child = imp::build(&plan, support())?;
-    let mut plan = plan;
     plan.found_secrets = imp::hidden_secrets(&plan, support());
     Ok(Prepared {
         child,

@@ -29,6 +29,12 @@ pub struct Plan {
     /// Directories it may read although a hidden path holds them: the session's own
     /// private directory inside the hidden directory of every session's.
     pub readable_dirs: Vec<PathBuf>,
+    /// The directory of every session's private directory, when a mount in the
+    /// command's own mount namespace hides it rather than Landlock (SBX-7; see
+    /// [`Plan::hide_sessions_by_mount`]): an empty file system over it, with this
+    /// session's own directory (in `readable_dirs`) mounted back. Otherwise it is among
+    /// `secret_paths`.
+    pub sessions_by_mount: Option<PathBuf>,
     /// Single files it may write (`/dev/null`, its output and cwd files).
     pub writable_files: Vec<PathBuf>,
     /// Existing paths inside writable directories that stay read-only (SBX-1).
@@ -122,6 +128,7 @@ impl Plan {
             level,
             writable_dirs,
             readable_dirs,
+            sessions_by_mount: None,
             writable_files,
             read_only,
             secret_paths: secrets,
@@ -132,6 +139,50 @@ impl Plan {
             found_secrets: Vec::new(),
             session_net: None,
             views: super::Views::default(),
+        }
+    }
+
+    /// Hides the directory of every session's private directory by a mount in the
+    /// command's own mount namespace instead of by Landlock, for a command the spawner
+    /// isolates (SBX-7, [`crate::sandbox::Support::process_isolation`]).
+    ///
+    /// Landlock can only hide a directory by allowing everything around it, one rule
+    /// per entry of every directory on the way, and the read rules are built again
+    /// whenever an entry is made or removed there: with the private directories under
+    /// `/tmp` (no `XDG_RUNTIME_DIR`), every file any program makes in `/tmp` did that.
+    /// A mount hides the same directory whatever happens beside it.
+    pub fn hide_sessions_by_mount(&mut self) {
+        let Some((own, base)) = self
+            .readable_dirs
+            .iter()
+            .find_map(|own| Some((own.clone(), own.parent()?.to_path_buf())))
+        else {
+            return;
+        };
+        // A mount would hide anything else the command needs that lies there too (a
+        // host that named a directory holding more than sessions): Landlock then, as
+        // before, which hides only what it must.
+        if self
+            .writable_dirs
+            .iter()
+            .chain(&self.writable_files)
+            .chain(&self.scan_trees)
+            .chain(&self.scan_dirs)
+            .any(|path| path.starts_with(&base) && !path.starts_with(&own))
+        {
+            return;
+        }
+        if let Some(at) = self.secret_paths.iter().position(|s| *s == base) {
+            self.secret_paths.remove(at);
+            self.sessions_by_mount = Some(base);
+        }
+    }
+
+    /// Undoes [`Plan::hide_sessions_by_mount`]: for a command that is not isolated after
+    /// all, Landlock hides the directory again.
+    pub fn hide_sessions_by_landlock(&mut self) {
+        if let Some(base) = self.sessions_by_mount.take() {
+            self.secret_paths.push(base);
         }
     }
 
@@ -938,6 +989,64 @@ mod tests {
         assert_eq!(write.scan_trees, std::slice::from_ref(&ws));
         assert!(write.scan_dirs.is_empty(), "the cwd is the tree's root");
         std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    /// SBX-7: the directory of every session's is hidden by Landlock (a secret path)
+    /// unless the command is isolated, where a mount hides it; either way this session's
+    /// own directory is read back, and a command that turns out not to be isolated gets
+    /// the Landlock rule again.
+    #[test]
+    fn sbx_7_the_sessions_directory_is_hidden_by_landlock_or_by_a_mount() {
+        let config = SandboxConfig {
+            secrets: SecretList {
+                paths: vec!["/home/u/.ssh".into()],
+                names: Vec::new(),
+            },
+            private_dir: Some("/wavesh-plan-absent/p/wavesh-0/own".into()),
+            ..SandboxConfig::default()
+        };
+        let files = CommandFiles {
+            output: "/wavesh-plan-absent/p/wavesh-0/own/out".into(),
+            cwd_file: None,
+            tmp_dir: "/wavesh-plan-absent/p/wavesh-0/own/tmp".into(),
+            cwd: "/ws".into(),
+        };
+        let base = PathBuf::from("/wavesh-plan-absent/p/wavesh-0");
+        for level in [Level::ReadOnly, Level::WorkspaceWrite] {
+            let mut plan = Plan::new(level, &config, &files, false);
+            assert!(plan.secret_paths.contains(&base), "{level}");
+            assert_eq!(plan.readable_dirs, [base.join("own")]);
+            assert_eq!(plan.sessions_by_mount, None);
+            plan.hide_sessions_by_mount();
+            assert!(!plan.secret_paths.contains(&base), "{level}");
+            assert_eq!(plan.sessions_by_mount.as_ref(), Some(&base));
+            assert_eq!(plan.readable_dirs, [base.join("own")]);
+            plan.hide_sessions_by_landlock();
+            assert!(plan.secret_paths.contains(&base), "{level}");
+            assert_eq!(plan.sessions_by_mount, None);
+        }
+        // A directory that holds more than sessions (here the workspace) stays Landlock's.
+        let wider = SandboxConfig {
+            private_dir: Some("/wavesh-plan-absent/p".into()),
+            roots: vec!["/wavesh-plan-absent/ws".into()],
+            ..config.clone()
+        };
+        let mut plan = Plan::new(Level::ReadOnly, &wider, &files, false);
+        plan.hide_sessions_by_mount();
+        assert!(
+            plan.secret_paths
+                .contains(&PathBuf::from("/wavesh-plan-absent"))
+        );
+        assert_eq!(plan.sessions_by_mount, None);
+        // Inside a writable root nothing hides it: a mount would hide this session's too.
+        let inside = SandboxConfig {
+            roots: vec!["/wavesh-plan-absent".into()],
+            ..config
+        };
+        let mut plan = Plan::new(Level::WorkspaceWrite, &inside, &files, false);
+        plan.hide_sessions_by_mount();
+        assert!(!plan.secret_paths.contains(&base));
+        assert_eq!(plan.sessions_by_mount, None);
     }
 
     #[test]

@@ -120,6 +120,7 @@ mod tests {
             level: Level::WorkspaceWrite,
             writable_dirs: vec!["/private/tmp/w".into(), "/Users/u/proj".into()],
             readable_dirs: Vec::new(),
+            sessions_by_mount: None,
             writable_files: vec!["/dev/null".into()],
             read_only: vec!["/Users/u/proj/.git/hooks".into()],
             secret_paths: vec!["/Users/u/.ssh".into()],

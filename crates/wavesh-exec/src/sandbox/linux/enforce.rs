@@ -191,6 +191,16 @@ impl ChildSandbox {
                     )));
                 }
             }
+            if let Some(sessions) = self.sessions.take() {
+                hide_other_sessions(&sessions).map_err(|error| {
+                    io::Error::new(
+                        error.kind(),
+                        format!(
+                            "isolating the command: hiding other sessions' directories: {error}"
+                        ),
+                    )
+                })?;
+            }
             self.views.apply().map_err(|errno| {
                 let error = io::Error::from_raw_os_error(errno);
                 io::Error::new(
@@ -484,6 +494,57 @@ pub(super) fn hide_file(op: &MountOp) -> Result<(), i32> {
     if rc != 0 {
         return Err(errno());
     }
+    Ok(())
+}
+
+/// Hides every other session's private directory (SBX-7): an empty tmpfs of mode 0700
+/// over the directory that holds them all, read-only, with this session's own directory,
+/// cloned with the mounts below it (its writable files) before it was covered, mounted
+/// back at its name. Nothing else is there to list, open or follow `..` into, whatever
+/// is made or removed beside it. Ordinary Rust: it runs in [`ChildSandbox::isolate`].
+#[expect(unsafe_code, reason = "mount_setattr(2) on a C string")]
+fn hide_other_sessions(sessions: &SessionsMount) -> io::Result<()> {
+    use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MoveMountFlags, OpenTreeFlags};
+    let own = rustix::mount::open_tree(
+        rustix::fs::CWD,
+        sessions.own.as_c_str(),
+        OpenTreeFlags::OPEN_TREE_CLONE
+            | OpenTreeFlags::OPEN_TREE_CLOEXEC
+            | OpenTreeFlags::AT_RECURSIVE,
+    )?;
+    let fs = rustix::mount::fsopen(c"tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    rustix::mount::fsconfig_set_string(&fs, c"size", c"4k")?;
+    rustix::mount::fsconfig_set_string(&fs, c"nr_inodes", c"4")?;
+    rustix::mount::fsconfig_set_string(&fs, c"mode", c"0700")?;
+    rustix::mount::fsconfig_create(&fs)?;
+    let empty = rustix::mount::fsmount(
+        &fs,
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOSUID
+            | MountAttrFlags::MOUNT_ATTR_NODEV
+            | MountAttrFlags::MOUNT_ATTR_NOEXEC,
+    )?;
+    rustix::fs::mkdirat(&empty, sessions.name.as_c_str(), rustix::fs::Mode::RWXU)?;
+    rustix::mount::move_mount(
+        &empty,
+        c"",
+        rustix::fs::CWD,
+        sessions.base.as_c_str(),
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    )?;
+    // Read-only before the own directory comes back: nothing below it is touched.
+    // SAFETY: a C string that outlives the call.
+    if unsafe { mount_setattr(sessions.base.as_c_str(), MOUNT_ATTR_RDONLY, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let own_path = sessions.own.as_c_str();
+    rustix::mount::move_mount(
+        &own,
+        c"",
+        rustix::fs::CWD,
+        own_path,
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    )?;
     Ok(())
 }
 

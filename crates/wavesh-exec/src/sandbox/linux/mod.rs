@@ -85,6 +85,18 @@ pub struct ChildSandbox {
     /// The paths that stay writable when the supervisor isolates the command
     /// ([`ChildSandbox::isolate`]); `None`: no isolation on this machine.
     isolation: Option<Vec<CString>>,
+    /// The directory of every session's private directory, to hide by a mount when the
+    /// command is isolated (SBX-7, [`Plan::sessions_by_mount`]).
+    sessions: Option<SessionsMount>,
+}
+
+/// Other sessions' private directories hidden by a mount: an empty tmpfs over `base`,
+/// with this session's own directory `own` (named `name` in it) mounted back.
+#[derive(Debug)]
+struct SessionsMount {
+    base: CString,
+    own: CString,
+    name: CString,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,6 +208,42 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
             )
         });
     let maps = userns.map(maps_for);
+    let sessions = match &plan.sessions_by_mount {
+        None => None,
+        // Hidden by nothing would be worse than an error: `prepare` leaves this to
+        // Landlock where the command is not isolated, so this is a caller's mistake.
+        Some(_) if !support.process_isolation => {
+            return Err(failed(
+                "other sessions' directories",
+                io::Error::other("no process isolation to hide them by a mount"),
+            ));
+        }
+        Some(base) => {
+            let own = plan
+                .readable_dirs
+                .iter()
+                .find(|own| own.parent() == Some(base.as_path()))
+                .ok_or_else(|| {
+                    failed(
+                        "other sessions' directories",
+                        io::Error::other("no directory of this session's in them"),
+                    )
+                })?;
+            let c = |path: &std::ffi::OsStr| {
+                CString::new(path.as_bytes()).map_err(|_| {
+                    failed(
+                        "other sessions' directories",
+                        io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"),
+                    )
+                })
+            };
+            Some(SessionsMount {
+                base: c(base.as_os_str())?,
+                own: c(own.as_os_str())?,
+                name: c(own.file_name().unwrap_or_default())?,
+            })
+        }
+    };
     let isolation = support.process_isolation.then(|| {
         plan.writable_dirs
             .iter()
@@ -215,6 +263,7 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
         userns,
         maps,
         isolation,
+        sessions,
     }))
 }
 

@@ -156,6 +156,11 @@ fn child_sandbox_round_trips_through_bytes() {
             CString::new("/ws").unwrap(),
             CString::new("/p/out").unwrap(),
         ]),
+        sessions: Some(SessionsMount {
+            base: CString::new("/tmp/wavesh-0").unwrap(),
+            own: CString::new("/tmp/wavesh-0/abc").unwrap(),
+            name: CString::new("abc").unwrap(),
+        }),
     };
     let (bytes, fd) = encode_child(Some(&child));
     assert!(fd.is_none());
@@ -166,6 +171,10 @@ fn child_sandbox_round_trips_through_bytes() {
     assert_eq!(back.userns, child.userns);
     assert_eq!(back.seccomp, child.seccomp);
     assert_eq!(back.isolation, child.isolation);
+    assert_eq!(
+        back.sessions.as_ref().map(|s| (&s.base, &s.own, &s.name)),
+        child.sessions.as_ref().map(|s| (&s.base, &s.own, &s.name))
+    );
     assert_eq!(back.maps.unwrap().uid_map.as_bytes(), b"1000 1000 1\n");
     assert!(decode_child(&[0], || unreachable!()).unwrap().is_none());
     assert!(decode_child(&[1, 0, 9, 0, 0, 0, 0, 0], || unreachable!()).is_err());

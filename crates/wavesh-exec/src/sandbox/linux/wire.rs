@@ -44,6 +44,17 @@ pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<Raw
         None => out.push(0),
     }
     child.views.encode(&mut out);
+    match &child.sessions {
+        Some(sessions) => {
+            out.push(1);
+            for path in [&sessions.base, &sessions.own, &sessions.name] {
+                let path = path.as_bytes();
+                out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+                out.extend_from_slice(path);
+            }
+        }
+        None => out.push(0),
+    }
     (out, child.ruleset.as_ref().map(AsRawFd::as_raw_fd))
 }
 
@@ -116,6 +127,19 @@ pub(crate) fn decode_child(
     let views = crate::sandbox::view_mounts::ViewMounts::decode(&mut |n, what| {
         take(n, what).map(<[u8]>::to_vec)
     })?;
+    let sessions = if take(1, "sessions flag")?[0] == 1 {
+        let mut path = || -> io::Result<CString> {
+            let len = u32_of(take(4, "path length")?) as usize;
+            CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))
+        };
+        Some(SessionsMount {
+            base: path()?,
+            own: path()?,
+            name: path()?,
+        })
+    } else {
+        None
+    };
     if let Some(filter) = seccomp {
         program(filter)?;
     }
@@ -127,5 +151,6 @@ pub(crate) fn decode_child(
         maps: userns.map(maps_for),
         userns,
         isolation,
+        sessions,
     }))
 }
