@@ -92,3 +92,67 @@ async fn sbx_5_degraded_modes_are_reported_as_documented() {
         );
     }
 }
+
+/// SBX-5 for SBX-7's mechanism: what `wavesh doctor` says hides other sessions' private
+/// directories is what a command sees. With a mount (process isolation), the directory
+/// of every session's holds this session's alone; with Landlock only (no user
+/// namespaces for this user), the other session's name is listed but nothing in it
+/// can be read.
+#[tokio::test]
+async fn sbx_5_doctor_says_how_other_sessions_are_hidden() {
+    if !crate::enforced_or_skip(Level::ReadOnly) {
+        return;
+    }
+    let output = std::process::Command::new(crate::util::WAVESH)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "wavesh doctor failed: {output:?}");
+    let doctor: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let said = doctor["other_sessions_hidden_by"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let f = Fixture::new();
+    let mine = f.session(Level::ReadOnly, true);
+    let other = f.session(Level::ReadOnly, true);
+    f.run(&other, "echo other").await;
+    let base = mine.private_dir().parent().unwrap().to_path_buf();
+    let name = |s: &wavesh_tool::Session| {
+        s.private_dir()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let listed = f
+        .run(
+            &mine,
+            &format!(
+                "ls -A {}; cat {}/* 2>/dev/null | head -c 100; true",
+                base.display(),
+                other.private_dir().display()
+            ),
+        )
+        .await;
+    let names: BTreeSet<&str> = listed.text.split_whitespace().collect();
+    match said.as_str() {
+        "mount" => assert_eq!(
+            names,
+            BTreeSet::from([name(&mine).as_str()]),
+            "doctor says a mount hides them: {}",
+            listed.text
+        ),
+        "landlock" => {
+            assert!(
+                names.contains(name(&other).as_str()),
+                "doctor says Landlock (names stay listed): {}",
+                listed.text
+            );
+            assert!(!listed.text.contains("other"), "{}", listed.text);
+        }
+        _ => panic!("wavesh doctor: other sessions hidden by {said} on Linux with Landlock"),
+    }
+    mine.shutdown().await;
+    other.shutdown().await;
+}

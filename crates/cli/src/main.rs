@@ -582,6 +582,7 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
                 Err(why) => serde_json::Value::from(why),
             },
             "session_network": network_json,
+            "other_sessions_hidden_by": other_sessions_hidden_by(support).0,
         });
         printer::stdout_line(&value.to_string());
         return ExitCode::SUCCESS;
@@ -628,6 +629,10 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
     });
     printer::stdout_line(&network_text);
     printer::stdout_line(&format!(
+        "other sessions' files: {}",
+        other_sessions_hidden_by(support).1
+    ));
+    printer::stdout_line(&format!(
         "workspace-write /tmp: {}\nworkspace-write toolchain caches: {}",
         if support.mount_namespace {
             "the session's own, kept on the host in its private directory's tmp-view/ (ends with the session)"
@@ -649,6 +654,34 @@ fn doctor(args: &DoctorArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// How a sandboxed command is kept from other sessions' private directories here
+/// (SBX-7): its name for `--json`, and the sentence.
+fn other_sessions_hidden_by(
+    support: &wavesh_exec::sandbox::Support,
+) -> (&'static str, &'static str) {
+    if support.platform != "linux" {
+        (
+            "nothing",
+            "visible to sandboxed commands (hidden on Linux only)",
+        )
+    } else if support.process_isolation {
+        (
+            "mount",
+            "hidden by a mount in each sandboxed command's own mount namespace (an empty \
+             file system over the directory of every session's, the session's own mounted \
+             back)",
+        )
+    } else if support.landlock_abi >= 1 {
+        (
+            "landlock",
+            "hidden by Landlock (read rules around the directory of every session's, made \
+             again whenever an entry beside it comes or goes: no process isolation here)",
+        )
+    } else {
+        ("nothing", "visible to sandboxed commands (no Landlock)")
+    }
 }
 
 /// How a session's process trees are held and ended here, and why (PROC-1, PROC-2).
