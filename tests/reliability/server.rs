@@ -141,3 +141,98 @@ fn sbx_7_the_session_limit_holds_under_concurrent_requests() {
     assert!(ok <= 2, "{ok} sessions made with a limit of 2: {answers:?}");
     assert!(ok >= 1, "no session at all: {answers:?}");
 }
+
+/// Everything under `dir`, directories included, as paths.
+fn entries_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        out.push(entry.path().display().to_string());
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(entries_under(&entry.path()));
+        }
+    }
+    out
+}
+
+/// MCP-1, SBX-7: a `wavesh mcp` over stdio leaves no session directory behind when it
+/// exits, whether its input closes or it gets SIGTERM: not a file, not the empty
+/// directory, after read-only commands (a shell started ahead waits then), a write, a
+/// persisted large output and a background task. (HTTP's sessions: `mcp_raw.py
+/// http-sessions` and `http-idle`.)
+#[test]
+fn mcp_1_a_stdio_server_leaves_no_session_directory() {
+    let one: &[&str] = &["echo hi"];
+    let several: &[&str] = &[
+        "echo hi",
+        "echo written > made.txt && cat made.txt",
+        "seq 1 200000",
+        "ls",
+    ];
+    for (ending, commands, task) in [
+        ("input closed", one, false),
+        ("SIGTERM", one, false),
+        ("input closed", several, true),
+        ("SIGTERM", several, true),
+    ] {
+        let ws = Workspace::new();
+        let mut mcp = crate::Mcp::start(&ws, &[]);
+        for (id, command) in (2..).zip(commands) {
+            let answer = mcp.tool(id, "Bash", serde_json::json!({ "command": command }));
+            assert!(!answer.contains("\"isError\":true"), "{command}: {answer}");
+        }
+        if task {
+            let task = mcp.tool(
+                100,
+                "Bash",
+                serde_json::json!({"command": "sleep 30", "run_in_background": true}),
+            );
+            assert!(task.contains("background"), "{task}");
+        }
+        // The shell started ahead for the next read-only command is waiting by now.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let during = entries_under(&ws.private);
+        assert!(
+            during.iter().any(|p| p.contains("-output")),
+            "no output file of the session's under TMPDIR: {during:?}"
+        );
+        if ending == "SIGTERM" {
+            rustix::process::kill_process(
+                rustix::process::Pid::from_child(&mcp.child),
+                rustix::process::Signal::TERM,
+            )
+            .unwrap();
+            assert!(
+                crate::util::wait_until(std::time::Duration::from_secs(10), || mcp
+                    .child
+                    .try_wait()
+                    .unwrap()
+                    .is_some()),
+                "the server did not exit on SIGTERM"
+            );
+        } else {
+            mcp.close();
+        }
+        // The per-user directory of every session's (`wavesh-<uid>` under TMPDIR) may
+        // stay, empty; wavesh's state (`XDG_STATE_HOME/wavesh`) is not a session's.
+        let bases: Vec<std::path::PathBuf> = std::fs::read_dir(&ws.private)
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| {
+                path.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("wavesh-")
+            })
+            .collect();
+        assert_eq!(bases.len(), 1, "{ending}: {bases:?}");
+        let left = entries_under(&bases[0]);
+        assert!(
+            left.is_empty(),
+            "{ending} after {commands:?}: left behind: {left:?}"
+        );
+    }
+}

@@ -176,6 +176,23 @@ impl Drop for PrivateDir {
     /// its top. Persisted outputs and the output files of tasks that outlive the session
     /// keep it (their paths were given out).
     fn drop(&mut self) {
+        self.remove_unless_given_out();
+    }
+}
+
+impl PrivateDir {
+    /// Removes every file and then the directory itself (and a fallback per-user
+    /// directory made for it, when empty): the end of a session, as [`Self::remove_files`]
+    /// says. Not left to `Drop`: a process that exits with the session still referenced
+    /// (the MCP server leaves without waiting for a pending read of its input) would
+    /// leave the empty directory behind. Commands of the session after this fail to
+    /// make their files.
+    pub fn remove(&self) {
+        self.remove_files();
+        self.remove_unless_given_out();
+    }
+
+    fn remove_unless_given_out(&self) {
         // With no file left at its top (no persisted output, no output file of a task
         // that outlives the session), nothing in it was given out: its scratch
         // directories (the session's TMPDIR and `/tmp` view) go with it. A task left

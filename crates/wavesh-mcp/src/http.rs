@@ -74,6 +74,10 @@ pub type SessionFactory =
 struct Registry {
     sessions: Mutex<HashMap<u64, Arc<Session>>>,
     next: AtomicU64,
+    /// The ends of sessions that left the table (DELETE, idle timeout) still in
+    /// progress: the server waits for them before it exits, so a session deleted just
+    /// before a SIGTERM still removes its directory.
+    ending: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Registry {
@@ -106,7 +110,8 @@ pub struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         self.closing.cancel();
-        if let Some(registry) = self.registry.upgrade() {
+        let registry = self.registry.upgrade();
+        if let Some(registry) = &registry {
             registry
                 .sessions
                 .lock()
@@ -116,7 +121,15 @@ impl Drop for Lease {
         let session = Arc::clone(&self.session);
         tracing::debug!(id = self.id, "MCP HTTP session ended");
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { session.end().await });
+            let end = runtime.spawn(async move { session.end().await });
+            if let Some(registry) = registry {
+                let mut ending = registry
+                    .ending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                ending.retain(|end| !end.is_finished());
+                ending.push(end);
+            }
         }
     }
 }
@@ -358,6 +371,15 @@ pub async fn serve_http(
         ending.spawn(async move { session.end().await });
     }
     while ending.join_next().await.is_some() {}
+    let ended: Vec<_> = std::mem::take(
+        &mut *registry
+            .ending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    for end in ended {
+        let _ = end.await;
+    }
     Ok(())
 }
 

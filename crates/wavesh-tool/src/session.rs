@@ -221,14 +221,14 @@ impl Session {
         self.shared.executor.end_started_ahead().await;
     }
 
-    /// Ends the session for good: [`Session::shutdown`], then removes every file of its
-    /// private directory (command outputs, persisted outputs, task output files), whose
-    /// paths no caller can use once the session is gone. The directory itself goes when
-    /// the session is dropped.
+    /// Ends the session for good: [`Session::shutdown`], then removes its private
+    /// directory with every file in it (command outputs, persisted outputs, task output
+    /// files), whose paths no caller can use once the session is gone. A command run
+    /// after this fails to make its files.
     pub async fn end(&self) {
         self.shared.executor.close_start_ahead().await;
         self.shutdown().await;
-        self.shared.executor.private_dir().remove_files();
+        self.shared.executor.private_dir().remove();
     }
 
     /// Leaves background tasks running when the session is dropped (`wavesh run`).

@@ -5,6 +5,7 @@ Each scenario prints what it saw and exits non-zero with a message on the first 
 """
 
 import asyncio
+import glob
 import os
 import shutil
 import sys
@@ -469,6 +470,10 @@ async def http_scenario(binary):
     marker = str(uuid.uuid4().int % 10**12).zfill(12)
     env = server(binary, workspace).env
     env["WAVESH_MCP_TOKEN"] = "py-token"
+    # The sessions' private directories in a directory of this test's own, to see that
+    # none is left once the server exits.
+    private = os.path.realpath(tempfile.mkdtemp(prefix="wavesh-mcp-private-"))
+    env["TMPDIR"] = private
     proc = subprocess.Popen(
         [binary, "mcp", "--cwd", workspace, "--http", "127.0.0.1:0", "--permission-mode", "wavesh"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
@@ -520,11 +525,23 @@ async def http_scenario(binary):
         gone = await wait_for(lambda: not live_pids_with(f".{marker}"), 2.0)
         check(gone, f"processes left after DELETE: {live_pids_with(marker)}")
         check(proc.poll() is None, "the server stopped with the session")
-        print("http scenario: ok")
-    finally:
+        # SIGTERM right after the DELETE: the deleted session's end is waited for, and
+        # its directory goes with its files (MCP-1, SBX-7).
         proc.terminate()
         proc.wait(10)
+        left = [
+            os.path.join(base, name)
+            for base in glob.glob(os.path.join(private, "wavesh-*"))
+            for name in os.listdir(base)
+        ]
+        check(not left, f"session files left after the server exited: {left}")
+        print("http scenario: ok")
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(10)
         shutil.rmtree(workspace, ignore_errors=True)
+        shutil.rmtree(private, ignore_errors=True)
 
 
 async def client_budget_scenario(binary):

@@ -609,6 +609,10 @@ def http_sessions(binary, workspace):
     status, _, _ = sessions[0].post(dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
     check(status == 404, f"a deleted session answers 404, not {status}")
 
+    # A session deleted right before the server is stopped still goes with its files:
+    # the server waits for that end too.
+    status = sessions[1].delete()
+    check(status == 200, f"DELETE: HTTP {status}")
     terminated = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     gone = wait_for(lambda: not live_pids_with(f".{marker}"), 2.0)
