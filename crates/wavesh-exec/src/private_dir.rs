@@ -102,8 +102,8 @@ impl PrivateDir {
         &self.path
     }
 
-    /// Removes every file in the directory (the directory itself goes when this is
-    /// dropped): the end of a session whose commands have all ended, and whose output
+    /// Removes every file in the directory (the directory itself goes with
+    /// [`Self::remove`], or when this is dropped): the end of a session whose commands have all ended, and whose output
     /// paths nobody can use any more (an MCP session that was deleted or timed out, a
     /// server that exits).
     pub fn remove_files(&self) {
