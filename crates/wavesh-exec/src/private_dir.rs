@@ -102,10 +102,21 @@ impl PrivateDir {
         &self.path
     }
 
+    /// Removes every file and then the directory itself (and a fallback per-user
+    /// directory made for it, when empty): the end of a session, as [`Self::remove_files`]
+    /// says. Not left to `Drop`: a process that exits with the session still referenced
+    /// (the MCP server leaves without waiting for a pending read of its input) would
+    /// leave the empty directory behind. Commands of the session after this fail to
+    /// make their files.
+    pub fn remove(&self) {
+        self.remove_files();
+        self.remove_unless_given_out();
+    }
+
     /// Removes every file in the directory (the directory itself goes with
-    /// [`Self::remove`], or when this is dropped): the end of a session whose commands have all ended, and whose output
-    /// paths nobody can use any more (an MCP session that was deleted or timed out, a
-    /// server that exits).
+    /// [`Self::remove`], or when this is dropped): the end of a session whose commands
+    /// have all ended, and whose output paths nobody can use any more (an MCP session
+    /// that was deleted or timed out, a server that exits).
     pub fn remove_files(&self) {
         let Ok(entries) = std::fs::read_dir(&self.path) else {
             return;
@@ -181,17 +192,8 @@ impl Drop for PrivateDir {
 }
 
 impl PrivateDir {
-    /// Removes every file and then the directory itself (and a fallback per-user
-    /// directory made for it, when empty): the end of a session, as [`Self::remove_files`]
-    /// says. Not left to `Drop`: a process that exits with the session still referenced
-    /// (the MCP server leaves without waiting for a pending read of its input) would
-    /// leave the empty directory behind. Commands of the session after this fail to
-    /// make their files.
-    pub fn remove(&self) {
-        self.remove_files();
-        self.remove_unless_given_out();
-    }
-
+    /// The directory, scratch directories and all, unless a file at its top was given
+    /// out; and the fallback per-user directory, when empty.
     fn remove_unless_given_out(&self) {
         // With no file left at its top (no persisted output, no output file of a task
         // that outlives the session), nothing in it was given out: its scratch

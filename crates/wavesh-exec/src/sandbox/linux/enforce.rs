@@ -524,7 +524,9 @@ fn hide_other_sessions(sessions: &SessionsMount) -> io::Result<()> {
             | MountAttrFlags::MOUNT_ATTR_NODEV
             | MountAttrFlags::MOUNT_ATTR_NOEXEC,
     )?;
-    rustix::fs::mkdirat(&empty, sessions.name.as_c_str(), rustix::fs::Mode::RWXU)?;
+    let own_path = Path::new(std::ffi::OsStr::from_bytes(sessions.own.as_bytes()));
+    let name = own_path.file_name().unwrap_or_default();
+    rustix::fs::mkdirat(&empty, name, rustix::fs::Mode::RWXU)?;
     rustix::mount::move_mount(
         &empty,
         c"",
@@ -537,12 +539,11 @@ fn hide_other_sessions(sessions: &SessionsMount) -> io::Result<()> {
     if unsafe { mount_setattr(sessions.base.as_c_str(), MOUNT_ATTR_RDONLY, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    let own_path = sessions.own.as_c_str();
     rustix::mount::move_mount(
         &own,
         c"",
         rustix::fs::CWD,
-        own_path,
+        sessions.own.as_c_str(),
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
     )?;
     Ok(())

@@ -91,12 +91,11 @@ pub struct ChildSandbox {
 }
 
 /// Other sessions' private directories hidden by a mount: an empty tmpfs over `base`,
-/// with this session's own directory `own` (named `name` in it) mounted back.
+/// with this session's own directory `own`, which lies in it, mounted back.
 #[derive(Debug)]
 struct SessionsMount {
     base: CString,
     own: CString,
-    name: CString,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,18 +228,11 @@ pub(crate) fn build(plan: &Plan, support: &Support) -> Result<Option<ChildSandbo
                         io::Error::other("no directory of this session's in them"),
                     )
                 })?;
-            let c = |path: &std::ffi::OsStr| {
-                CString::new(path.as_bytes()).map_err(|_| {
-                    failed(
-                        "other sessions' directories",
-                        io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"),
-                    )
-                })
-            };
+            let c =
+                |path: &Path| c_path(path).map_err(|e| failed("other sessions' directories", e));
             Some(SessionsMount {
-                base: c(base.as_os_str())?,
-                own: c(own.as_os_str())?,
-                name: c(own.file_name().unwrap_or_default())?,
+                base: c(base)?,
+                own: c(own)?,
             })
         }
     };
@@ -290,8 +282,13 @@ fn mount_op(kind: MountKind, path: &Path) -> io::Result<MountOp> {
     // statvfs's ST_* bits equal the MS_* bits of mount(2) for these flags.
     Ok(MountOp {
         kind,
-        path: CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"))?,
+        path: c_path(path)?,
         keep,
     })
+}
+
+/// `path` as a C string for the child's system calls.
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL byte"))
 }

@@ -27,18 +27,14 @@ pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<Raw
     for op in &child.mounts {
         out.push(op.kind as u8);
         out.extend_from_slice(&op.keep.to_le_bytes());
-        let path = op.path.as_bytes();
-        out.extend_from_slice(&(path.len() as u32).to_le_bytes());
-        out.extend_from_slice(path);
+        put_path(&mut out, &op.path);
     }
     match &child.isolation {
         Some(writable) => {
             out.push(1);
             out.extend_from_slice(&(writable.len() as u32).to_le_bytes());
             for path in writable {
-                let path = path.as_bytes();
-                out.extend_from_slice(&(path.len() as u32).to_le_bytes());
-                out.extend_from_slice(path);
+                put_path(&mut out, path);
             }
         }
         None => out.push(0),
@@ -47,15 +43,33 @@ pub(crate) fn encode_child(child: Option<&ChildSandbox>) -> (Vec<u8>, Option<Raw
     match &child.sessions {
         Some(sessions) => {
             out.push(1);
-            for path in [&sessions.base, &sessions.own, &sessions.name] {
-                let path = path.as_bytes();
-                out.extend_from_slice(&(path.len() as u32).to_le_bytes());
-                out.extend_from_slice(path);
-            }
+            put_path(&mut out, &sessions.base);
+            put_path(&mut out, &sessions.own);
         }
         None => out.push(0),
     }
     (out, child.ruleset.as_ref().map(AsRawFd::as_raw_fd))
+}
+
+/// A path on the wire: its length, then its bytes.
+fn put_path(out: &mut Vec<u8>, path: &CString) {
+    let path = path.as_bytes();
+    out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+    out.extend_from_slice(path);
+}
+
+/// A path [`put_path`] wrote, read with `take`.
+fn take_path<'a>(
+    take: &mut impl FnMut(usize, &str) -> io::Result<&'a [u8]>,
+) -> io::Result<CString> {
+    let b = take(4, "path length")?;
+    let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+    CString::new(take(len, "path")?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "sandbox: a path holds a NUL byte",
+        )
+    })
 }
 
 /// Decodes what [`encode_child`] made; `ruleset` yields the passed descriptor when the
@@ -103,8 +117,7 @@ pub(crate) fn decode_child(
         let keep_bytes = take(8, "mount flags")?;
         let mut keep = [0u8; 8];
         keep.copy_from_slice(keep_bytes);
-        let len = u32_of(take(4, "path length")?) as usize;
-        let path = CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))?;
+        let path = take_path(&mut take)?;
         mounts.push(MountOp {
             kind,
             path,
@@ -115,10 +128,7 @@ pub(crate) fn decode_child(
         let count = u32_of(take(4, "writable count")?);
         let mut writable = Vec::new();
         for _ in 0..count {
-            let len = u32_of(take(4, "path length")?) as usize;
-            writable.push(
-                CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))?,
-            );
+            writable.push(take_path(&mut take)?);
         }
         Some(writable)
     } else {
@@ -128,14 +138,9 @@ pub(crate) fn decode_child(
         take(n, what).map(<[u8]>::to_vec)
     })?;
     let sessions = if take(1, "sessions flag")?[0] == 1 {
-        let mut path = || -> io::Result<CString> {
-            let len = u32_of(take(4, "path length")?) as usize;
-            CString::new(take(len, "path")?).map_err(|_| bad("a path holds a NUL byte"))
-        };
         Some(SessionsMount {
-            base: path()?,
-            own: path()?,
-            name: path()?,
+            base: take_path(&mut take)?,
+            own: take_path(&mut take)?,
         })
     } else {
         None
